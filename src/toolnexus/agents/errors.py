@@ -1,0 +1,53 @@
+"""The one domain error, and the single place that turns a backend failure into a clear one.
+
+Every message names the location and, where one is involved, the bootstrap file — so that a
+failed read can never be mistaken for (or silently become) a missing section.
+"""
+
+from __future__ import annotations
+
+import errno as errno_codes
+
+__all__ = ["BootstrapError", "describe", "location_error", "read_error"]
+
+
+class BootstrapError(OSError):
+    """A persona home or bundle could not be composed for a reason no built-in error describes.
+
+    Raised for corrupt bundles, escaping symlinks and unreadable files that are not a permission
+    problem. It is an :class:`OSError`, so ``except OSError`` keeps working for callers that
+    treat all storage failures alike.
+    """
+
+
+def describe(location: str, name: str | None = None) -> str:
+    """``"USER.md in s3://bucket/aster"`` — the subject every message starts from."""
+    return f"{name} in {location}" if name else location
+
+
+def _build(cls: type[OSError], message: str, code: int | None) -> OSError:
+    """An OSError whose ``str()`` is exactly ``message`` but which still carries ``errno``."""
+    error = cls(message)
+    error.errno = code
+    return error
+
+
+def read_error(cause: BaseException, location: str, name: str | None) -> OSError:
+    """Map a failure to read ``name`` into the error the caller sees (raise it ``from cause``).
+
+    Access denied stays a :class:`PermissionError`; a :class:`BootstrapError` passes through;
+    anything else becomes a :class:`BootstrapError`. All name the file and the location.
+    """
+    if isinstance(cause, BootstrapError):
+        return cause
+    subject = describe(location, name)
+    if isinstance(cause, PermissionError):
+        message = f"cannot read {subject}: permission denied ({cause})"
+        return _build(PermissionError, message, errno_codes.EACCES)
+    code = cause.errno if isinstance(cause, OSError) else None
+    return _build(BootstrapError, f"cannot read {subject}: {cause or type(cause).__name__}", code)
+
+
+def location_error(cls: type[OSError], location: str, reason: str, code: int | None = None) -> OSError:
+    """An error about the home itself (missing, not a directory, not a bundle)."""
+    return _build(cls, f"{location}: {reason}", code)

@@ -1,0 +1,125 @@
+"""The :class:`BootstrapSource` protocol and the richer read result the built-in sources give."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+__all__ = ["BootstrapSource", "Entry", "EntrySourceBase", "Reading", "read_entries", "read_entries_async"]
+
+
+@runtime_checkable
+class BootstrapSource(Protocol):
+    """Where a persona's bootstrap files come from. Implement it to compose from anywhere.
+
+    A source is asked once per composition for all the names it might hold, so a remote source
+    can issue its reads concurrently (one round trip). It returns, for each requested name that
+    exists as a regular file, **at most** ``limit + 1`` bytes from the start of that file — the
+    extra byte is how the composer learns the file was over the cap. Names that do not exist are
+    left out. A name that exists but cannot be read must raise (never be left out): a missing
+    section would silently change the persona. The composer does everything else — ordering,
+    the cap, decoding, section format — so a source never formats text.
+
+    ``location`` is a human-readable name used in error messages and reports.
+
+    Example — a dict-backed source, e.g. for personas kept in a database::
+
+        from collections.abc import Mapping, Sequence
+
+        from toolnexus.agents import compose_soul
+
+
+        class DictSource:
+            def __init__(self, files: Mapping[str, bytes], location: str = "dict://persona") -> None:
+                self.files = dict(files)
+                self.location = location
+
+            def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
+                return {n: self.files[n][: limit + 1] for n in names if n in self.files}
+
+
+        soul, found = compose_soul(DictSource({"SOUL.md": b"You are Aster."}))
+        assert soul == "## SOUL.md\\n\\nYou are Aster."
+    """
+
+    @property
+    def location(self) -> str:
+        """Human-readable location, used in messages (``"s3://bucket/aster"``)."""
+        ...
+
+    def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
+        """Return ``{name: first ≤ limit + 1 bytes}`` for every name present as a regular file."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One name as a built-in source found it.
+
+    ``data`` is ``None`` for a name that exists but is not a regular file (a directory, FIFO,
+    socket or device): skipped, never read. ``size`` is the full size on the source when known.
+    """
+
+    data: bytes | None
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one batch read found, and where the home turned out to be (e.g. a folder in a bundle)."""
+
+    location: str
+    entries: dict[str, Entry]
+
+
+def _entries_from_read(source: BootstrapSource, names: Sequence[str], limit: int) -> Reading:
+    """Adapt a plain user source: every returned name is a present file, capped here again."""
+    result: dict[str, Entry] = {}
+    for name, data in source.read(names, limit).items():
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"{source.location}: read() returned {type(data).__name__} for {name}, not bytes")
+        result[name] = Entry(bytes(data[: limit + 1]))
+    return Reading(source.location, result)
+
+
+def read_entries(
+    source: BootstrapSource, names: Sequence[str], limit: int, *, exact_sizes: bool = False
+) -> Reading:
+    """Read ``names`` from any source, using the richer built-in path where there is one."""
+    if isinstance(source, EntrySourceBase):
+        return source.read_entries(names, limit, exact_sizes=exact_sizes)
+    return _entries_from_read(source, names, limit)
+
+
+async def read_entries_async(
+    source: BootstrapSource, names: Sequence[str], limit: int, *, exact_sizes: bool = False
+) -> Reading:
+    """Async :func:`read_entries`: built-in sources decide how; a user source runs in a thread."""
+    if isinstance(source, EntrySourceBase):
+        return await source.read_entries_async(names, limit, exact_sizes=exact_sizes)
+    return await asyncio.to_thread(_entries_from_read, source, names, limit)
+
+
+class EntrySourceBase:
+    """Shared base of the built-in sources: ``read`` and the async path derive from ``read_entries``."""
+
+    location: str
+
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        raise NotImplementedError
+
+    async def read_entries_async(
+        self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
+    ) -> Reading:
+        """Default: run the blocking read in a worker thread so the event loop stays free."""
+        return await asyncio.to_thread(self.read_entries, names, limit, exact_sizes=exact_sizes)
+
+    def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
+        """The :class:`BootstrapSource` view: present regular files only."""
+        entries = self.read_entries(names, limit).entries
+        return {name: entry.data for name, entry in entries.items() if entry.data is not None}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.location!r})"

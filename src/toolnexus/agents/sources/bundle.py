@@ -1,0 +1,148 @@
+"""Zipped persona bundles, read with the standard library's :mod:`zipfile` over any file object.
+
+A bundle is opened afresh on every call (no cached central directory or size can go stale), and
+only what a composition needs is read: the end record, the central directory and the wanted
+members, each inflated incrementally to at most ``limit + 1`` bytes — a zip bomb inflates no
+further than the cap. Nothing is ever extracted to disk.
+
+Which members count: exactly ``NAME`` at the archive root, or ``FOLDER/NAME`` where FOLDER is the
+home folder. The home is the root, unless the root holds no bootstrap file and exactly one
+top-level folder (``zip -r aster.zip aster/``; a ``__MACOSX`` folder is ignored), in which case it
+is that folder. Member names are matched literally, so ``../AGENTS.md`` or ``/AGENTS.md`` never
+match anything. Two members with the same wanted name make the bundle ambiguous: an error.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import zipfile
+from collections.abc import Callable, Sequence
+from typing import IO, Any
+
+from ..errors import BootstrapError, describe, location_error, read_error
+from .base import Entry, EntrySourceBase, Reading
+
+__all__ = ["BUNDLE_BLOCK_SIZE", "ZIP_SIGNATURES", "BundleSource"]
+
+#: Readahead for archives on remote storage: small, so an asset stored next to the persona's
+#: files is never fetched (fsspec's default buffer would read 50 MiB).
+BUNDLE_BLOCK_SIZE = 32 * 1024
+
+#: Leading bytes of a zip archive (local file header, empty archive, spanning marker).
+ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
+
+#: Folders that archivers add and that are never a persona's home.
+_IGNORED_TOP_LEVEL = frozenset({"__MACOSX"})
+
+ArchiveOpener = Callable[[], IO[bytes]]
+
+
+class BundleSource(EntrySourceBase):
+    """A persona home inside a zip archive: ``BundleSource(lambda: open("aster.zip", "rb"), "aster.zip")``.
+
+    ``folder`` names the home folder inside the archive explicitly (as ``zip://aster::…`` does);
+    ``None`` applies the single-top-level-folder rule.
+    """
+
+    def __init__(self, open_archive: ArchiveOpener, location: str, folder: str | None = None) -> None:
+        self.open_archive = open_archive
+        self.location = location
+        self.folder = folder.strip("/") if folder is not None else None
+
+    @classmethod
+    def from_file(cls, path: str, folder: str | None = None) -> BundleSource:
+        """A bundle on local disk: ``BundleSource.from_file("aster.zip")``."""
+        path = os.path.abspath(path)
+
+        def opener() -> IO[bytes]:
+            return open(path, "rb")
+
+        return cls(opener, path, folder)
+
+    @classmethod
+    def from_fs(cls, fs: Any, path: str, folder: str | None = None) -> BundleSource:
+        """A bundle on any fsspec filesystem, read through a small readahead buffer."""
+        opener = functools.partial(fs.open, path, "rb", block_size=BUNDLE_BLOCK_SIZE, cache_type="readahead")
+        return cls(opener, str(fs.unstrip_protocol(path)), folder)
+
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        """Open the archive, pick the home folder, inflate each wanted member up to the cap."""
+        try:
+            with self.open_archive() as archive_file, self._open_zip(archive_file) as archive:
+                return self._read_members(archive, names, limit)
+        except (BootstrapError, FileNotFoundError, NotADirectoryError, PermissionError):
+            raise
+        except Exception as error:  # untrusted bytes: whatever zipfile trips on is a bad bundle
+            raise read_error(error, self.location, None) from error
+
+    def _open_zip(self, archive_file: IO[bytes]) -> zipfile.ZipFile:
+        try:
+            return zipfile.ZipFile(archive_file)
+        except zipfile.BadZipFile as error:
+            archive_file.seek(0)
+            if archive_file.read(4) in ZIP_SIGNATURES:
+                raise BootstrapError(f"{self.location}: corrupt zip bundle ({error})") from error
+            raise location_error(
+                NotADirectoryError, self.location, "is a file, neither a directory nor a zip bundle"
+            ) from None
+
+    def _read_members(self, archive: zipfile.ZipFile, names: Sequence[str], limit: int) -> Reading:
+        members = archive.infolist()
+        prefix = self._home_prefix(members, names)
+        location = f"zip://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
+        by_name: dict[str, zipfile.ZipInfo] = {}
+        wanted = {prefix + name: name for name in names}
+        for member in members:
+            if member.filename in wanted:
+                if member.filename in by_name:
+                    raise BootstrapError(
+                        f"{describe(self.location, member.filename)}: the bundle holds this member twice; "
+                        "refusing to guess which one is the persona's"
+                    )
+                by_name[member.filename] = member
+            elif member.filename.rstrip("/") in wanted and member.is_dir():
+                by_name.setdefault(member.filename.rstrip("/"), member)
+        entries: dict[str, Entry] = {}
+        # Members in archive order, so a readahead buffer serves neighbours in one fetch.
+        for path, member in sorted(by_name.items(), key=lambda item: item[1].header_offset):
+            name = wanted[path]
+            if member.is_dir():
+                entries[name] = Entry(None)
+                continue
+            try:
+                with archive.open(member) as stream:
+                    entries[name] = Entry(stream.read(limit + 1), member.file_size)
+            except Exception as error:
+                raise read_error(_explain(error), self.location, path) from error
+        return Reading(location, entries)
+
+    def _home_prefix(self, members: list[zipfile.ZipInfo], names: Sequence[str]) -> str:
+        if self.folder is not None:
+            prefix = f"{self.folder}/" if self.folder else ""
+            if prefix and not any(m.filename.startswith(prefix) for m in members):
+                reason = f"the bundle has no folder {self.folder!r}"
+                raise location_error(FileNotFoundError, self.location, reason)
+            return prefix
+        root_files = {m.filename for m in members if "/" not in m.filename}
+        if root_files.intersection(names):
+            return ""
+        folders = {
+            m.filename.split("/", 1)[0]
+            for m in members
+            if "/" in m.filename and m.filename.split("/", 1)[0] not in _IGNORED_TOP_LEVEL
+        }
+        if len(folders) == 1 and not root_files:
+            (folder,) = folders
+            if folder not in ("", ".", ".."):
+                return f"{folder}/"
+        return ""
+
+
+def _explain(error: BaseException) -> BaseException:
+    """zipfile's messages for encrypted/unsupported members are terse; say what they mean."""
+    if isinstance(error, RuntimeError) and "encrypted" in str(error):
+        return ValueError("the member is encrypted; bundles must not be password-protected")
+    if isinstance(error, NotImplementedError):
+        return ValueError(f"unsupported zip feature ({error})")
+    return error

@@ -1,0 +1,121 @@
+"""Any fsspec filesystem: one batch of capped reads, issued concurrently on async backends.
+
+The read of a home is a single ``cat_ranges`` call asking each bootstrap path for bytes
+``[0, limit + 1)``: on S3 that is one ranged GET per name, all in flight together, with no LIST and
+no HEAD — one round trip. Only when *every* name is missing is the home itself looked up (one
+fresh ``info``), to tell an empty home from a missing one, or to find that the location is a
+zip bundle. Listing caches are invalidated before that lookup, so it is never stale.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import location_error, read_error
+from .base import Entry, EntrySourceBase, Reading
+from .bundle import BundleSource
+
+__all__ = ["FsspecSource"]
+
+
+def _is_empty_range_error(result: BaseException) -> bool:
+    """S3 answers a ranged GET of an empty object with 416, which s3fs raises as EINVAL."""
+    return isinstance(result, OSError) and result.errno == errno.EINVAL and "satisfiable" in str(result)
+
+
+class FsspecSource(EntrySourceBase):
+    """A persona home on any fsspec filesystem: ``FsspecSource(s3fs.S3FileSystem(), "bucket/aster")``.
+
+    ``path`` is in the filesystem's own form (no protocol). If it turns out to be a file, it is
+    opened as a zip bundle.
+    """
+
+    def __init__(self, fs: Any, path: str) -> None:
+        self.fs = fs
+        self.path = path
+        self.location = str(fs.unstrip_protocol(path))
+
+    def _path_of(self, name: str) -> str:
+        base = self.path.rstrip("/")
+        if base:
+            return f"{base}/{name}"
+        return f"/{name}" if self.path.startswith("/") else name
+
+    def _bundle(self) -> BundleSource:
+        return BundleSource.from_fs(self.fs, self.path)
+
+    def _cat_arguments(self, names: Sequence[str], limit: int) -> tuple[list[str], list[int], list[int]]:
+        return [self._path_of(name) for name in names], [0] * len(names), [limit + 1] * len(names)
+
+    def _looks_like_bundle(self) -> bool:
+        return self.path.lower().endswith(".zip")
+
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        """One concurrent batch of capped reads; a home lookup only when nothing was there."""
+        if self._looks_like_bundle() and self._kind() == "file":
+            return self._bundle().read_entries(names, limit, exact_sizes=exact_sizes)
+        try:
+            results = self.fs.cat_ranges(*self._cat_arguments(names, limit), on_error="return")
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+        return self._finish(names, results, limit, exact_sizes)
+
+    async def read_entries_async(
+        self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
+    ) -> Reading:
+        """Await the filesystem's own coroutines on its loop: no thread per persona."""
+        if not getattr(self.fs, "async_impl", False) or self._looks_like_bundle():
+            return await super().read_entries_async(names, limit, exact_sizes=exact_sizes)
+        coroutine = self.fs._cat_ranges(*self._cat_arguments(names, limit), on_error="return")
+        try:
+            if getattr(self.fs, "asynchronous", False):
+                results = await coroutine
+            else:
+                results = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self.fs.loop))
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+        if any(not isinstance(result, BaseException) for result in results) and not exact_sizes:
+            return self._finish(names, results, limit, exact_sizes)
+        return await asyncio.to_thread(self._finish, names, results, limit, exact_sizes)
+
+    def _finish(self, names: Sequence[str], results: list[Any], limit: int, exact_sizes: bool) -> Reading:
+        entries: dict[str, Entry] = {}
+        for name, result in zip(names, results, strict=True):
+            if isinstance(result, FileNotFoundError):
+                continue
+            if isinstance(result, IsADirectoryError):
+                entries[name] = Entry(None)
+                continue
+            if _is_empty_range_error(result):
+                data = b""
+            elif isinstance(result, BaseException):
+                raise read_error(result, self.location, name) from result
+            else:
+                data = bytes(result)
+            size = len(data) if len(data) <= limit else None
+            if size is None and exact_sizes:
+                size = self._fresh_info(self._path_of(name), name)["size"]
+            entries[name] = Entry(data, size)
+        if entries:
+            return Reading(self.location, entries)
+        kind = self._kind()
+        if kind == "file":
+            return self._bundle().read_entries(names, limit, exact_sizes=exact_sizes)
+        return Reading(self.location, entries)
+
+    def _fresh_info(self, path: str, name: str | None) -> dict[str, Any]:
+        self.fs.invalidate_cache(path)
+        try:
+            info: dict[str, Any] = self.fs.info(path)
+        except FileNotFoundError:
+            raise location_error(FileNotFoundError, self.location, "no such persona home") from None
+        except Exception as error:
+            raise read_error(error, self.location, name) from error
+        return info
+
+    def _kind(self) -> str:
+        """``"file"`` or ``"directory"`` for the home path, looked up fresh; missing raises."""
+        return str(self._fresh_info(self.path, None).get("type", "directory"))

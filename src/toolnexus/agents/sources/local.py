@@ -1,0 +1,136 @@
+"""Local persona homes, read with plain ``os`` calls: the fast path, and the symlink policy.
+
+One ``scandir`` of the home tells which names exist and what they are (from the directory entry
+itself, no extra ``stat``). Regular files are opened relative to the home's descriptor with
+``O_NOFOLLOW | O_NONBLOCK``: a file swapped for a symlink after the scan fails to open instead of
+being followed, and one swapped for a FIFO cannot block. One ``fstat`` bounds the single read to
+``min(size, limit) + 1`` bytes, so a 1 GiB file costs what a 2 MiB one does.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Sequence
+
+from ..errors import BootstrapError, location_error, read_error
+from .base import Entry, EntrySourceBase, Reading
+
+__all__ = ["LocalSource"]
+
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_HAS_DIR_FD = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
+_PROC_FD = "/proc/self/fd" if sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd") else None
+
+
+def _read_capped(fd: int, limit: int) -> Entry:
+    """Read at most ``limit + 1`` bytes of an open regular file; ``Entry(None)`` if not regular."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        return Entry(None)
+    want = min(info.st_size, limit) + 1
+    expected = min(info.st_size, limit + 1)
+    data = os.read(fd, want) if expected else b""
+    while len(data) < expected:
+        chunk = os.read(fd, want - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return Entry(data, info.st_size)
+
+
+class LocalSource(EntrySourceBase):
+    """A persona home in a local directory: ``LocalSource("personas/aster")``.
+
+    Symlink rule: a bootstrap file that is a symlink is followed when its fully resolved target
+    lies inside the home; a target outside raises :class:`BootstrapError` naming the link without
+    opening the target, unless ``follow_external_symlinks=True``. A dangling symlink or a symlink
+    loop also raises :class:`BootstrapError` — the author meant a file to be there.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, follow_external_symlinks: bool = False) -> None:
+        self.root = os.path.abspath(os.fspath(root))
+        self.location = self.root
+        self.follow_external_symlinks = follow_external_symlinks
+
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        """One scan of the home, then one bounded read per present name (``exact_sizes`` is free)."""
+        try:
+            dir_fd = os.open(self.root, _DIR_FLAGS) if _HAS_DIR_FD else None
+            scan_target: int | str = self.root if dir_fd is None else dir_fd
+            with os.scandir(scan_target) as scan:
+                wanted = set(names)
+                listing = {entry.name: entry for entry in scan if entry.name in wanted}
+        except FileNotFoundError:
+            raise location_error(FileNotFoundError, self.location, "no such persona home") from None
+        except NotADirectoryError:
+            raise location_error(NotADirectoryError, self.location, "not a directory") from None
+        except OSError as error:
+            raise read_error(error, self.location, None) from error
+        try:
+            entries: dict[str, Entry] = {}
+            for name in names:
+                dir_entry = listing.get(name)
+                if dir_entry is None:
+                    continue
+                try:
+                    if dir_entry.is_symlink():
+                        entries[name] = self._read_symlink(name, limit)
+                    elif dir_entry.is_file(follow_symlinks=False):
+                        entries[name] = self._read_file(dir_fd, name, limit)
+                    else:
+                        entries[name] = Entry(None)
+                except FileNotFoundError:
+                    continue  # removed after the scan: absent, as if the call had come later
+                except OSError as error:
+                    raise read_error(error, self.location, name) from error
+            return Reading(self.location, entries)
+        finally:
+            if dir_fd is not None:
+                os.close(dir_fd)
+
+    def _read_file(self, dir_fd: int | None, name: str, limit: int) -> Entry:
+        path = name if dir_fd is not None else os.path.join(self.root, name)
+        fd = os.open(path, _OPEN_FLAGS, dir_fd=dir_fd)
+        try:
+            return _read_capped(fd, limit)
+        finally:
+            os.close(fd)
+
+    def _read_symlink(self, name: str, limit: int) -> Entry:
+        link = os.path.join(self.root, name)
+        try:
+            target = os.path.realpath(link, strict=True)
+        except FileNotFoundError:
+            raise BootstrapError(f"{name} in {self.location} is a dangling symlink") from None
+        except OSError as error:
+            reason = f"is a symlink that cannot be resolved ({error})"
+            raise BootstrapError(f"{name} in {self.location} {reason}") from error
+        self._check_inside(name, target)
+        if not stat.S_ISREG(os.stat(target).st_mode):
+            return Entry(None)
+        fd = os.open(target, _OPEN_FLAGS)
+        try:
+            if _PROC_FD is not None:  # the target may have been swapped since realpath: recheck
+                self._check_inside(name, os.readlink(f"{_PROC_FD}/{fd}"))
+            return _read_capped(fd, limit)
+        finally:
+            os.close(fd)
+
+    def _check_inside(self, name: str, target: str) -> None:
+        if self.follow_external_symlinks:
+            return
+        home = os.path.realpath(self.root)
+        if os.path.commonpath([home, target]) != home:
+            raise BootstrapError(
+                f"{name} in {self.location} is a symlink to {target}, outside the home; "
+                "refusing to follow it (pass follow_external_symlinks=True to allow)"
+            )

@@ -1,0 +1,92 @@
+"""The public entry points: resolve the location, read once, compose — one shared path.
+
+``compose_soul``, ``compose_soul_async`` and ``inspect_soul`` differ only in how they wait for
+I/O and how much they return; the composition itself is :func:`soul.compose_report` for all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose_report
+from .sources import Location, Reading, open_source, read_entries, read_entries_async
+
+__all__ = ["compose_soul", "compose_soul_async", "inspect_soul"]
+
+
+def _report(reading: Reading) -> SoulReport:
+    entries = reading.entries
+    prefixes = {name: entry.data for name, entry in entries.items() if entry.data is not None}
+    sizes = {name: entry.size for name, entry in entries.items() if entry.size is not None}
+    skipped = frozenset(name for name, entry in entries.items() if entry.data is None)
+    return compose_report(
+        reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes, skipped=skipped
+    )
+
+
+def _read(
+    dir: Location,
+    storage_options: Mapping[str, Any] | None,
+    fs: Any,
+    follow_external_symlinks: bool,
+    exact_sizes: bool,
+) -> Reading:
+    source = open_source(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+    )
+    return read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=exact_sizes)
+
+
+def compose_soul(
+    dir: str | os.PathLike[str] | Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    follow_external_symlinks: bool = False,
+) -> tuple[str, list[str]]:
+    """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
+
+    ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``),
+    a path on ``fs``, a UPath, or a :class:`BootstrapSource`. A zip file is read as a bundle.
+    ``storage_options`` configure the filesystem built from a URL (per hop, keyed by protocol,
+    for chained URLs). The result is a snapshot: call again to pick up edits.
+    """
+    report = _report(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=False))
+    return report.soul, report.found
+
+
+async def compose_soul_async(
+    dir: str | os.PathLike[str] | Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    follow_external_symlinks: bool = False,
+) -> tuple[str, list[str]]:
+    """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop.
+
+    Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
+    pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}``.
+    """
+    source = open_source(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+    )
+    reading = await read_entries_async(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
+    report = _report(reading)
+    return report.soul, report.found
+
+
+def inspect_soul(
+    dir: str | os.PathLike[str] | Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    follow_external_symlinks: bool = False,
+) -> SoulReport:
+    """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
+
+    The soul and found list are exactly ``compose_soul``'s; sizes of files over the cap are
+    looked up exactly, which may cost one extra request per oversized remote file.
+    """
+    return _report(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=True))

@@ -1,0 +1,196 @@
+"""Helpers for running an in-process moto S3 server and talking to it.
+
+Everything here is synchronous and deliberately small; it is shared by the
+test-suite and the benchmarks.
+
+Notes on moto behaviour that matter to users of these helpers:
+
+* moto keeps its backends (buckets, objects) in *process-global* state.  Every
+  :class:`MotoServer` started in the same process serves the same buckets, and
+  the state survives :meth:`MotoServer.stop`.  Use unique bucket names per test
+  or call :meth:`MotoServer.reset`.
+* moto's HTTP server (werkzeug's development server) closes the connection
+  after every response, i.e. it does not support keep-alive.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import urllib.request
+from collections.abc import Mapping
+from typing import Any, Final, Self
+
+from moto.server import ThreadedMotoServer
+
+__all__ = [
+    "DEFAULT_REGION",
+    "DUMMY_KEY",
+    "DUMMY_SECRET",
+    "MotoServer",
+    "make_bucket",
+    "put_objects",
+    "s3_storage_options",
+    "start_moto_server",
+]
+
+DUMMY_KEY: Final = "testing"
+DUMMY_SECRET: Final = "testing"
+DEFAULT_REGION: Final = "us-east-1"
+
+#: Listen backlog given to moto's server socket.  werkzeug's default (128) is
+#: too small for benchmarks that open hundreds of concurrent connections: an
+#: overflowing accept queue makes the kernel drop handshakes, which shows up as
+#: ~1 s (SYN retransmit) stalls rather than as errors.
+MOTO_LISTEN_BACKLOG: Final = 1024
+
+
+def _set_dummy_aws_env() -> None:
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", DUMMY_KEY)
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", DUMMY_SECRET)
+    os.environ.setdefault("AWS_DEFAULT_REGION", DEFAULT_REGION)
+
+
+def _raise_werkzeug_backlog(backlog: int) -> None:
+    # ThreadedMotoServer builds its werkzeug server inside its own thread, so
+    # the only hook for the listen backlog is the server class attribute.
+    from werkzeug.serving import ThreadedWSGIServer
+
+    ThreadedWSGIServer.request_queue_size = max(ThreadedWSGIServer.request_queue_size, backlog)
+
+
+class MotoServer:
+    """Handle on a running :class:`moto.server.ThreadedMotoServer`.
+
+    Attributes are read-only; use :func:`start_moto_server` to create one.
+    """
+
+    __slots__ = ("_host", "_port", "_server", "_stopped")
+
+    def __init__(self, server: ThreadedMotoServer, host: str, port: int) -> None:
+        self._server = server
+        self._host = host
+        self._port = port
+        self._stopped = False
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def endpoint_url(self) -> str:
+        """Base URL of the server, e.g. ``"http://127.0.0.1:54321"``."""
+        return f"http://{self._host}:{self._port}"
+
+    def reset(self) -> None:
+        """Drop all moto state (every bucket and object, in every server)."""
+        req = urllib.request.Request(
+            f"{self.endpoint_url}/moto-api/reset", data=b"", method="POST"
+        )
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            resp.read()
+
+    def stop(self) -> None:
+        """Shut the server down and join its thread.  Idempotent."""
+        if not self._stopped:
+            self._stopped = True
+            self._server.stop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "stopped" if self._stopped else "running"
+        return f"<MotoServer {self.endpoint_url} {state}>"
+
+
+def start_moto_server(*, quiet: bool = True) -> MotoServer:
+    """Start moto's threaded server on 127.0.0.1 with an ephemeral port.
+
+    Sets dummy ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` /
+    ``AWS_DEFAULT_REGION`` environment variables if they are unset.
+
+    With ``quiet=True`` (default) werkzeug's per-request access log is
+    silenced, unless the ``werkzeug`` logger already has a level configured.
+    """
+    _set_dummy_aws_env()
+    if quiet:
+        wz_logger = logging.getLogger("werkzeug")
+        if wz_logger.level == logging.NOTSET:
+            wz_logger.setLevel(logging.WARNING)
+    _raise_werkzeug_backlog(MOTO_LISTEN_BACKLOG)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    return MotoServer(server, host, port)
+
+
+def s3_storage_options(endpoint_url: str, **extra: Any) -> dict[str, Any]:
+    """fsspec/s3fs storage options for a moto (or proxy) endpoint.
+
+    With an explicit ``endpoint_url`` botocore uses path-style addressing
+    (``http://host:port/bucket/key``), which is what moto and
+    :class:`tests.support.proxy.S3Proxy` expect.  ``extra`` is merged last and
+    may override any key (e.g. ``config_kwargs``, ``skip_instance_cache``).
+    """
+    return {
+        "endpoint_url": endpoint_url,
+        "key": DUMMY_KEY,
+        "secret": DUMMY_SECRET,
+        "client_kwargs": {"region_name": DEFAULT_REGION},
+        **extra,
+    }
+
+
+def _client(endpoint_url: str) -> Any:
+    """A synchronous S3 client (boto3 if importable, else plain botocore)."""
+    from botocore.config import Config  # type: ignore[import-untyped]
+
+    config = Config(
+        retries={"max_attempts": 3, "mode": "standard"},
+        s3={"addressing_style": "path"},
+    )
+    kwargs: dict[str, Any] = {
+        "endpoint_url": endpoint_url,
+        "aws_access_key_id": DUMMY_KEY,
+        "aws_secret_access_key": DUMMY_SECRET,
+        "region_name": DEFAULT_REGION,
+        "config": config,
+    }
+    try:
+        import boto3  # type: ignore[import-untyped]
+    except ImportError:
+        import botocore.session  # type: ignore[import-untyped]
+
+        return botocore.session.get_session().create_client("s3", **kwargs)
+    return boto3.session.Session().client("s3", **kwargs)
+
+
+def make_bucket(endpoint_url: str, name: str) -> None:
+    """Create bucket ``name``; a bucket that already exists is not an error."""
+    client = _client(endpoint_url)
+    try:
+        client.create_bucket(Bucket=name)
+    except client.exceptions.BucketAlreadyOwnedByYou:
+        pass
+    finally:
+        client.close()
+
+
+def put_objects(
+    endpoint_url: str, bucket: str, objects: Mapping[str, bytes]
+) -> None:
+    """Upload ``{key: data}`` into ``bucket`` (which must exist)."""
+    client = _client(endpoint_url)
+    try:
+        for key, data in objects.items():
+            client.put_object(Bucket=bucket, Key=key, Body=data)
+    finally:
+        client.close()
