@@ -24,6 +24,7 @@ every response anyway).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import http.client
 import itertools
@@ -340,7 +341,7 @@ def _make_matcher(match: Matcher | str | None) -> Matcher:
 # --------------------------------------------------------------------------
 
 
-class _BadRequest(Exception):
+class _BadRequestError(Exception):
     pass
 
 
@@ -371,7 +372,7 @@ class _RawRequest:
 def _readline(rfile: BinaryIO) -> bytes:
     line = rfile.readline(_MAX_LINE + 1)
     if len(line) > _MAX_LINE:
-        raise _BadRequest("line too long")
+        raise _BadRequestError("line too long")
     return line
 
 
@@ -392,12 +393,12 @@ def _read_chunked(rfile: BinaryIO) -> bytes:
         try:
             size = int(size_text, 16)
         except ValueError:
-            raise _BadRequest(f"bad chunk size {size_text!r}") from None
+            raise _BadRequestError(f"bad chunk size {size_text!r}") from None
         if size == 0:
             break
         parts.append(_read_exact(rfile, size))
         if _read_exact(rfile, 2) != b"\r\n":
-            raise _BadRequest("missing CRLF after chunk")
+            raise _BadRequestError("missing CRLF after chunk")
     # Trailer section (dropped), terminated by an empty line.
     while True:
         line = _readline(rfile)
@@ -410,21 +411,15 @@ def _read_chunked(rfile: BinaryIO) -> bytes:
 
 def _abort(sock: socket.socket) -> None:
     """Close ``sock`` with a TCP RST instead of a FIN."""
-    try:
+    with contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    except OSError:
-        pass
-    try:
+    with contextlib.suppress(OSError):
         sock.close()
-    except OSError:
-        pass
 
 
 def _shutdown(sock: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 class _Connection:
@@ -442,12 +437,10 @@ class _Connection:
         self.upstream = None
         self.upstream_used = False
         if up is not None:
-            try:
+            with contextlib.suppress(OSError):
                 if up.sock is not None:
                     _shutdown(up.sock)
                 up.close()
-            except OSError:
-                pass
 
 
 # --------------------------------------------------------------------------
@@ -527,10 +520,8 @@ class S3Proxy:
         listener = self._listener
         if listener is not None:
             _shutdown(listener)
-            try:
+            with contextlib.suppress(OSError):
                 listener.close()
-            except OSError:
-                pass
         if self._accept_thread is not None:
             self._accept_thread.join(_STOP_JOIN_TIMEOUT)
         with self._lock:
@@ -710,7 +701,7 @@ class S3Proxy:
             while not self._stop_event.is_set():
                 try:
                     raw = self._read_request(rfile, conn.sock)
-                except _BadRequest as exc:
+                except _BadRequestError as exc:
                     self._send_simple(conn.sock, 400, str(exc))
                     break
                 if raw is None:
@@ -728,17 +719,13 @@ class S3Proxy:
         except _DISCONNECT_ERRORS:
             pass  # client went away / stop() closed the socket
         finally:
-            try:
+            with contextlib.suppress(_DISCONNECT_ERRORS):
                 rfile.close()
-            except _DISCONNECT_ERRORS:
-                pass
             if abort:
                 _abort(conn.sock)
             else:
-                try:
+                with contextlib.suppress(OSError):
                     conn.sock.close()
-                except OSError:
-                    pass
             conn.close_upstream()
             with self._lock:
                 self._connections.pop(conn.id, None)
@@ -753,9 +740,9 @@ class S3Proxy:
         try:
             method, target, version = line.decode("latin-1").rstrip("\r\n").split(" ")
         except ValueError:
-            raise _BadRequest(f"bad request line {line!r}") from None
+            raise _BadRequestError(f"bad request line {line!r}") from None
         if not version.startswith("HTTP/1."):
-            raise _BadRequest(f"unsupported version {version!r}")
+            raise _BadRequestError(f"unsupported version {version!r}")
         headers: list[tuple[str, str]] = []
         while True:
             hline = _readline(rfile)
@@ -770,10 +757,10 @@ class S3Proxy:
                 continue
             name, sep, value = text.partition(":")
             if not sep or not name or name != name.strip():
-                raise _BadRequest(f"bad header line {hline!r}")
+                raise _BadRequestError(f"bad header line {hline!r}")
             headers.append((name, value.strip()))
             if len(headers) > _MAX_HEADERS:
-                raise _BadRequest("too many headers")
+                raise _BadRequestError("too many headers")
         raw = _RawRequest(method.upper(), target, version, headers, b"")
 
         if (raw.header("expect") or "").lower() == "100-continue":
@@ -781,7 +768,7 @@ class S3Proxy:
         te = (raw.header("transfer-encoding") or "").lower()
         if te:
             if te.split(",")[-1].strip() != "chunked":
-                raise _BadRequest(f"unsupported transfer-encoding {te!r}")
+                raise _BadRequestError(f"unsupported transfer-encoding {te!r}")
             raw.body = _read_chunked(rfile)
         else:
             length_text = raw.header("content-length")
@@ -789,9 +776,9 @@ class S3Proxy:
                 try:
                     length = int(length_text)
                 except ValueError:
-                    raise _BadRequest(f"bad content-length {length_text!r}") from None
+                    raise _BadRequestError(f"bad content-length {length_text!r}") from None
                 if length < 0:
-                    raise _BadRequest("negative content-length")
+                    raise _BadRequestError("negative content-length")
                 raw.body = _read_exact(rfile, length)
         return raw
 
@@ -1012,11 +999,9 @@ class S3Proxy:
     def _send_simple(sock: socket.socket, status: int, message: str) -> None:
         body = message.encode("utf-8", "replace")
         phrase = HTTPStatus(status).phrase
-        try:
+        with contextlib.suppress(OSError):
             sock.sendall(
                 f"HTTP/1.1 {status} {phrase}\r\nContent-Type: text/plain\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1")
                 + body
             )
-        except OSError:
-            pass
