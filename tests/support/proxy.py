@@ -158,9 +158,7 @@ def _default_error(code: int) -> tuple[str, str]:
     return phrase.replace(" ", "").replace("-", ""), phrase
 
 
-def s3_error_body(
-    error_code: str, message: str, *, resource: str = "", request_id: str = ""
-) -> bytes:
+def s3_error_body(error_code: str, message: str, *, resource: str = "", request_id: str = "") -> bytes:
     """An S3-style ``<Error>`` XML document."""
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -288,9 +286,7 @@ class FaultRule:
 
     __slots__ = ("_hits", "_lock", "action", "match", "times")
 
-    def __init__(
-        self, match: Matcher, action: FaultAction, times: int | None
-    ) -> None:
+    def __init__(self, match: Matcher, action: FaultAction, times: int | None) -> None:
         self.match = match
         self.action = action
         self.times = times
@@ -719,7 +715,7 @@ class S3Proxy:
         except _DISCONNECT_ERRORS:
             pass  # client went away / stop() closed the socket
         finally:
-            with contextlib.suppress(_DISCONNECT_ERRORS):
+            with contextlib.suppress(*_DISCONNECT_ERRORS):
                 rfile.close()
             if abort:
                 _abort(conn.sock)
@@ -840,8 +836,13 @@ class S3Proxy:
                 body = b""
             headers.append(("Content-Length", str(len(body))))
             return self._respond(
-                conn, raw, action.code, headers, body, head_only, keep_alive,
+                conn,
+                raw,
                 record(action.code, len(body), action),
+                status=action.code,
+                headers=headers,
+                body=body,
+                keep_alive=keep_alive,
             )
         if isinstance(action, Delay) and action.seconds > 0 and self._stop_event.wait(action.seconds):
             return False, False
@@ -857,8 +858,13 @@ class S3Proxy:
             if head_only:
                 body = b""
             return self._respond(
-                conn, raw, 502, headers, body, head_only, keep_alive,
+                conn,
+                raw,
                 record(502, len(body), action),
+                status=502,
+                headers=headers,
+                body=body,
+                keep_alive=keep_alive,
             )
 
         headers = self._filter_response_headers(up_headers, head_only, status)
@@ -871,13 +877,26 @@ class S3Proxy:
         if isinstance(action, TruncateBody):
             keep = action.keep(len(body))
             self._respond(
-                conn, raw, status, headers, body[:keep], head_only, False,
-                record(status, keep, action), reason=reason, send_close_header=False,
+                conn,
+                raw,
+                record(status, keep, action),
+                status=status,
+                headers=headers,
+                body=body[:keep],
+                keep_alive=False,
+                reason=reason,
+                send_close_header=False,
             )
             return False, False
         return self._respond(
-            conn, raw, status, headers, body, head_only, keep_alive,
-            record(status, len(body), action), reason=reason,
+            conn,
+            raw,
+            record(status, len(body), action),
+            status=status,
+            headers=headers,
+            body=body,
+            keep_alive=keep_alive,
+            reason=reason,
         )
 
     def _forward(
@@ -891,8 +910,10 @@ class S3Proxy:
             and k.lower() not in connection_tokens
             and k.lower() not in ("content-length", "expect")
         ]
-        send_length = bool(raw.body) or raw.header("content-length") is not None or bool(
-            raw.header("transfer-encoding")
+        send_length = (
+            bool(raw.body)
+            or raw.header("content-length") is not None
+            or bool(raw.header("transfer-encoding"))
         )
         if send_length:
             headers.append(("Content-Length", str(len(raw.body))))
@@ -951,13 +972,12 @@ class S3Proxy:
         self,
         conn: _Connection,
         raw: _RawRequest,
+        rec: RequestRecord,
+        *,
         status: int,
         headers: list[tuple[str, str]],
         body: bytes,
-        head_only: bool,
         keep_alive: bool,
-        rec: RequestRecord,
-        *,
         reason: str | None = None,
         send_close_header: bool = True,
     ) -> tuple[bool, bool]:
@@ -979,7 +999,7 @@ class S3Proxy:
         index = self._log(rec)
         sent = 0
         try:
-            if head_only or not body:
+            if not body:
                 conn.sock.sendall(head)
             else:
                 view = memoryview(body)

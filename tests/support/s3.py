@@ -21,7 +21,15 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any, Final, Self
 
+import botocore.session
+from botocore.config import Config
 from moto.server import ThreadedMotoServer
+from werkzeug.serving import ThreadedWSGIServer
+
+try:
+    import boto3
+except ImportError:  # pragma: no cover - boto3 is optional, botocore comes with moto
+    boto3 = None
 
 __all__ = [
     "DEFAULT_REGION",
@@ -54,8 +62,6 @@ def _set_dummy_aws_env() -> None:
 def _raise_werkzeug_backlog(backlog: int) -> None:
     # ThreadedMotoServer builds its werkzeug server inside its own thread, so
     # the only hook for the listen backlog is the server class attribute.
-    from werkzeug.serving import ThreadedWSGIServer
-
     ThreadedWSGIServer.request_queue_size = max(ThreadedWSGIServer.request_queue_size, backlog)
 
 
@@ -88,9 +94,7 @@ class MotoServer:
 
     def reset(self) -> None:
         """Drop all moto state (every bucket and object, in every server)."""
-        req = urllib.request.Request(
-            f"{self.endpoint_url}/moto-api/reset", data=b"", method="POST"
-        )
+        req = urllib.request.Request(f"{self.endpoint_url}/moto-api/reset", data=b"", method="POST")
         with urllib.request.urlopen(req, timeout=30) as resp:
             resp.read()
 
@@ -151,8 +155,6 @@ def s3_storage_options(endpoint_url: str, **extra: Any) -> dict[str, Any]:
 
 def _client(endpoint_url: str) -> Any:
     """A synchronous S3 client (boto3 if importable, else plain botocore)."""
-    from botocore.config import Config  # type: ignore[import-untyped]
-
     config = Config(
         retries={"max_attempts": 3, "mode": "standard"},
         s3={"addressing_style": "path"},
@@ -164,11 +166,7 @@ def _client(endpoint_url: str) -> Any:
         "region_name": DEFAULT_REGION,
         "config": config,
     }
-    try:
-        import boto3  # type: ignore[import-untyped]
-    except ImportError:
-        import botocore.session  # type: ignore[import-untyped]
-
+    if boto3 is None:
         return botocore.session.get_session().create_client("s3", **kwargs)
     return boto3.session.Session().client("s3", **kwargs)
 
@@ -184,9 +182,7 @@ def make_bucket(endpoint_url: str, name: str) -> None:
         client.close()
 
 
-def put_objects(
-    endpoint_url: str, bucket: str, objects: Mapping[str, bytes]
-) -> None:
+def put_objects(endpoint_url: str, bucket: str, objects: Mapping[str, bytes]) -> None:
     """Upload ``{key: data}`` into ``bucket`` (which must exist)."""
     client = _client(endpoint_url)
     try:
