@@ -1,0 +1,41 @@
+"""Shared fixtures: one real S3-compatible server (moto) per test session, on 127.0.0.1."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.support import MotoServer, make_bucket, s3_storage_options, start_moto_server
+
+_bucket_numbers = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[MotoServer]:
+    """A moto S3 server started in-process for the whole session."""
+    server = start_moto_server()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_options(moto_server: MotoServer) -> dict[str, Any]:
+    """Storage options pointing s3fs at the moto server (no instance cache shared between tests)."""
+    return s3_storage_options(moto_server.endpoint_url, skip_instance_cache=True)
+
+
+@pytest.fixture
+def new_bucket(moto_server: MotoServer) -> Callable[[], str]:
+    """Factory for fresh, uniquely named buckets, so tests never see each other's objects."""
+
+    def create() -> str:
+        name = f"bucket-{next(_bucket_numbers):05d}"
+        make_bucket(moto_server.endpoint_url, name)
+        return name
+
+    return create
