@@ -7,10 +7,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.support import MotoServer, make_bucket, s3_storage_options, start_moto_server
 
 _bucket_numbers = itertools.count()
+
+# CI machines are shared and noisy: no per-example deadlines or speed health checks, which would
+# fail on load rather than on a bug. Properties still run their full example counts.
+settings.register_profile(
+    "toolnexus", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100
+)
+settings.load_profile("toolnexus")
 
 
 @pytest.fixture(scope="session")

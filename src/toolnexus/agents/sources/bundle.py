@@ -14,7 +14,7 @@ match anything. Two members with the same wanted name make the bundle ambiguous:
 
 from __future__ import annotations
 
-import functools
+import errno
 import os
 import zipfile
 from collections.abc import Callable, Sequence
@@ -63,7 +63,11 @@ class BundleSource(EntrySourceBase):
     @classmethod
     def from_fs(cls, fs: Any, path: str, folder: str | None = None) -> BundleSource:
         """A bundle on any fsspec filesystem, read through a small readahead buffer."""
-        opener = functools.partial(fs.open, path, "rb", block_size=BUNDLE_BLOCK_SIZE, cache_type="readahead")
+
+        def opener() -> IO[bytes]:
+            handle = fs.open(path, "rb", block_size=BUNDLE_BLOCK_SIZE, cache_type="readahead")
+            return _SeekErrorsAsOSError(handle)  # type: ignore[return-value]
+
         return cls(opener, str(fs.unstrip_protocol(path)), folder)
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
@@ -137,6 +141,29 @@ class BundleSource(EntrySourceBase):
             if folder not in ("", ".", ".."):
                 return f"{folder}/"
         return ""
+
+
+class _SeekErrorsAsOSError:
+    """fsspec files raise ValueError for a seek before the start; zipfile probes with such seeks
+    (tiny archives) and only tolerates the OSError that built-in files raise."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        try:
+            return int(self._handle.seek(offset, whence))
+        except ValueError as error:
+            raise OSError(errno.EINVAL, str(error)) from error
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
+
+    def __enter__(self) -> _SeekErrorsAsOSError:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._handle.close()
 
 
 def _explain(error: BaseException) -> BaseException:

@@ -1,0 +1,179 @@
+"""One persona, every source, byte-identical ``(soul, found)``.
+
+Each source below stores the same files its own way; Hypothesis generates the personas. The
+expected answer is the local directory's, which the spec examples and properties pin down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import uuid
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import fsspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from upath import UPath
+
+from tests.support import MotoServer, put_objects
+from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
+
+Persona = Mapping[str, bytes]
+Location = tuple[Any, dict[str, Any]]  # (dir argument, keyword arguments for compose_soul)
+
+
+class DictSource:
+    """A user-defined BootstrapSource: proves the protocol is pluggable."""
+
+    def __init__(self, files: Persona) -> None:
+        self.files = dict(files)
+        self.location = "dict://persona"
+
+    def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
+        return {name: self.files[name][: limit + 1] for name in names if name in self.files}
+
+
+def zip_bytes(persona: Persona, folder: str = "") -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        if folder:  # as `zip -r aster.zip aster/` does: the folder has its own entry
+            archive.writestr(folder, b"")
+        for name, data in persona.items():
+            archive.writestr(f"{folder}{name}", data)
+    return buffer.getvalue()
+
+
+class Backends:
+    """Writes a persona into each backend and says how to point compose_soul at it."""
+
+    def __init__(self, tmp: Path, moto: MotoServer, s3_options: dict[str, Any], bucket: str) -> None:
+        self.tmp, self.moto, self.s3_options, self.bucket = tmp, moto, s3_options, bucket
+
+    def local(self, persona: Persona) -> Location:
+        home = self.tmp / uuid.uuid4().hex
+        home.mkdir()
+        for name, data in persona.items():
+            (home / name).write_bytes(data)
+        return str(home), {}
+
+    def memory(self, persona: Persona) -> Location:
+        fs = fsspec.filesystem("memory", global_store=False, skip_instance_cache=True)
+        fs.mkdir("/home")
+        for name, data in persona.items():
+            fs.pipe_file(f"/home/{name}", data)
+        return "/home", {"fs": fs}
+
+    def memory_upath(self, persona: Persona) -> Location:
+        home = f"memory://{uuid.uuid4().hex}"
+        fs = fsspec.filesystem("memory")
+        fs.mkdir(home)
+        for name, data in persona.items():
+            fs.pipe_file(f"{home}/{name}", data)
+        return UPath(home), {}
+
+    def zip_flat(self, persona: Persona) -> Location:
+        path = self.tmp / f"{uuid.uuid4().hex}.zip"
+        path.write_bytes(zip_bytes(persona))
+        return path, {}
+
+    def zip_folder(self, persona: Persona) -> Location:
+        path = self.tmp / f"{uuid.uuid4().hex}.zip"
+        path.write_bytes(zip_bytes(persona, "aster/"))
+        return str(path), {}
+
+    def zip_chained(self, persona: Persona) -> Location:
+        path = self.tmp / f"{uuid.uuid4().hex}.zip"
+        path.write_bytes(zip_bytes(persona, "aster/"))
+        return f"zip://aster::file://{path}", {}
+
+    def s3(self, persona: Persona) -> Location:
+        prefix = uuid.uuid4().hex
+        objects = {f"{prefix}/{name}": data for name, data in persona.items()}
+        objects[f"{prefix}/README.txt"] = b"not a bootstrap file; keeps an empty home existing"
+        put_objects(self.moto.endpoint_url, self.bucket, objects)
+        return f"s3://{self.bucket}/{prefix}", {"storage_options": self.s3_options}
+
+    def s3_zip(self, persona: Persona) -> Location:
+        key = f"{uuid.uuid4().hex}.zip"
+        put_objects(self.moto.endpoint_url, self.bucket, {key: zip_bytes(persona, "aster/")})
+        return f"s3://{self.bucket}/{key}", {"storage_options": self.s3_options}
+
+    def s3_zip_chained(self, persona: Persona) -> Location:
+        key = f"{uuid.uuid4().hex}.zip"
+        put_objects(self.moto.endpoint_url, self.bucket, {key: zip_bytes(persona)})
+        return f"zip://::s3://{self.bucket}/{key}", {"storage_options": {"s3": self.s3_options}}
+
+    def custom(self, persona: Persona) -> Location:
+        return DictSource(persona), {}
+
+
+SOURCES = [name for name in vars(Backends) if not name.startswith("_")]
+
+
+@pytest.fixture
+def backends(
+    tmp_path_factory: pytest.TempPathFactory,
+    moto_server: MotoServer,
+    s3_options: dict[str, Any],
+    new_bucket: Callable[[], str],
+) -> Backends:
+    return Backends(tmp_path_factory.mktemp("homes"), moto_server, s3_options, new_bucket())
+
+
+CONTENT = st.one_of(
+    st.text(max_size=60).map(str.encode),
+    st.binary(max_size=60),
+    st.lists(
+        st.sampled_from([b"\xef\xbb\xbf", b"\r\n", b"\r", b" ", "é".encode(), b"\xff", b"x"]), max_size=12
+    ).map(b"".join),
+)
+PERSONAS = st.dictionaries(st.sampled_from(BOOTSTRAP_ORDER), CONTENT, max_size=7)
+
+
+def expected(persona: Persona) -> tuple[str, list[str]]:
+    return compose_soul(DictSource(persona))
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(persona=PERSONAS)
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_source_composes_the_same_soul(backends: Backends, source: str, persona: Persona) -> None:
+    location, kwargs = getattr(backends, source)(persona)
+    assert compose_soul(location, **kwargs) == expected(persona)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_oversized_and_multibyte_cut_compose_the_same_everywhere(backends: Backends, source: str) -> None:
+    cut = b"a" * (MAX_BOOTSTRAP_FILE_BYTES - 1) + "€".encode() + b"tail"
+    persona = {"AGENTS.md": cut, "SOUL.md": b"\xef\xbb\xbfYou are Aster.\r\n", "MEMORY.md": b""}
+    location, kwargs = getattr(backends, source)(persona)
+    soul, found = compose_soul(location, **kwargs)
+    assert (soul, found) == expected(persona)
+    assert found == ["AGENTS.md", "SOUL.md", "MEMORY.md"]
+    assert "\ufffd" not in soul
+    assert soul.count("[truncated: exceeds 2 MB bootstrap cap]") == 1
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_async_composes_the_same_soul(backends: Backends, source: str) -> None:
+    persona = {"SOUL.md": b"You are Aster.", "USER.md": b"Mira", "HEARTBEAT.md": b"ping\r\n"}
+    location, kwargs = getattr(backends, source)(persona)
+    assert asyncio.run(compose_soul_async(location, **kwargs)) == expected(persona)
+
+
+@pytest.mark.parametrize("source", [s for s in SOURCES if s != "custom"])
+def test_empty_home_composes_empty(backends: Backends, source: str) -> None:
+    location, kwargs = getattr(backends, source)({})
+    assert compose_soul(location, **kwargs) == ("", [])
+
+
+def test_found_is_a_new_list_every_call(backends: Backends) -> None:
+    location, kwargs = backends.local({"SOUL.md": b"x"})
+    first = compose_soul(location, **kwargs)[1]
+    first.append("mutated")
+    assert compose_soul(location, **kwargs)[1] == ["SOUL.md"]
