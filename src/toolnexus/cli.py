@@ -22,7 +22,17 @@ from typing import Any, TypeAlias
 from . import __version__
 from .agents import FileReport, SoulReport, compose_soul, inspect_soul, write_bundle
 
-__all__ = ["REGISTRARS", "Handler", "Subparsers", "emit", "location_kwargs", "location_options", "main"]
+__all__ = [
+    "REGISTRARS",
+    "Handler",
+    "Subparsers",
+    "build_parser",
+    "emit",
+    "format_table",
+    "location_kwargs",
+    "location_options",
+    "main",
+]
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
@@ -105,13 +115,19 @@ def location_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def emit(text: str) -> None:
-    """Write UTF-8 to stdout whatever the locale; a reader that went away ends the program quietly."""
+    """Write UTF-8 to stdout whatever the locale; a reader that went away ends the program quietly.
+
+    The loop matters: when the reader closes mid-write, ``BufferedWriter.write`` can return a short
+    count instead of raising, silently dropping the rest; writing on gets the ``EPIPE``.
+    """
     try:
         buffer = getattr(sys.stdout, "buffer", None)
         if buffer is None:
             sys.stdout.write(text)
         else:
-            buffer.write(text.encode("utf-8"))
+            pending = memoryview(text.encode("utf-8"))
+            while pending:
+                pending = pending[buffer.write(pending) :]
         sys.stdout.flush()
     except BrokenPipeError:
         # Point stdout at devnull so the interpreter's final flush does not fail again.
