@@ -116,9 +116,8 @@ def _write_local(path: str, data: bytes, force: bool) -> None:
             os.unlink(temp)
 
 
-def _write_remote(fs: Any, path: str, data: bytes, force: bool) -> None:
+def _write_remote(fs: Any, path: str, data: bytes, force: bool, location: str) -> None:
     """One ``pipe_file`` — a single PUT on object stores, which is atomic there."""
-    location = str(fs.unstrip_protocol(path))
     if not force:
         fs.invalidate_cache(path)  # s3fs may hold a stale listing; decide on a fresh lookup
         if fs.exists(path):
@@ -159,7 +158,7 @@ def write_bundle(
         if out_fs is None:
             _write_local(out_path, data, force)
         else:
-            _write_remote(out_fs, out_fs_path, data, force)
+            _write_remote(out_fs, out_fs_path, data, force, out_path)
     except FileExistsError:
         raise
     except OSError as error:
