@@ -19,7 +19,8 @@ from tests.support import MotoServer, put_objects
 from tests.support.s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
 from toolnexus import cli
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, inspect_soul
-from toolnexus.cli import Subparsers, build_parser, emit, location_options
+from toolnexus.cli import build_parser
+from toolnexus.cli_support import Subparsers, emit, location_options
 
 TOOLNEXUS = Path(sys.executable).parent / "toolnexus"
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "aster"
