@@ -1,24 +1,195 @@
-"""Command line front end (``toolnexus``): argparse only, the logic lives in :mod:`toolnexus.agents`."""
+"""Command line front end (``toolnexus``): argparse only, the logic lives in :mod:`toolnexus.agents`.
+
+Every subcommand is a ``register(subparsers)`` function listed in :data:`REGISTRARS`; its handler
+is set with ``parser.set_defaults(handler=fn)`` (see :mod:`toolnexus.cli_support` for the
+convention and the shared options). :func:`main` turns the library's errors into one
+``toolnexus: error: …`` line and exit status 2, for every handler alike.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from . import __version__
+from .agents import FileReport, SoulReport, compose_soul, inspect_soul, write_bundle
+from .cli_support import EXIT_ERROR, Handler, Subparsers, emit, location_kwargs, location_options
+
+__all__ = ["REGISTRARS", "build_parser", "format_table", "main"]
+
+#: Errors the library raises for bad locations and options; anything else is a bug and keeps its traceback.
+_USER_ERRORS = (OSError, TypeError, ValueError, ImportError)
+
+_FORMATTER = argparse.RawDescriptionHelpFormatter
+
+
+def _notes(file: FileReport) -> str:
+    notes = ["truncated at the cap"] if file.truncated else []
+    if file.bom_stripped:
+        notes.append("BOM stripped")
+    if file.line_endings_normalised:
+        notes.append(f"{file.line_endings_normalised} line endings made LF")
+    if file.invalid_bytes_replaced:
+        notes.append(f"{file.invalid_bytes_replaced} invalid bytes replaced")
+    return ", ".join(notes)
+
+
+def format_table(report: SoulReport) -> str:
+    """Every bootstrap name with status, size, kept bytes and notes, then a one-line summary."""
+    rows = [("FILE", "STATUS", "SIZE", "KEPT", "NOTES")]
+    for file in report.files:
+        present = file.status == "present"
+        size = "-" if not present else "?" if file.size is None else str(file.size)
+        rows.append((file.name, file.status, size, str(file.kept_bytes) if present else "-", _notes(file)))
+    name_w, status_w, size_w, kept_w = (max(len(row[column]) for row in rows) for column in range(4))
+    lines = [
+        f"{name:<{name_w}}  {status:<{status_w}}  {size:>{size_w}}  {kept:>{kept_w}}  {notes}".rstrip()
+        for name, status, size, kept, notes in rows
+    ]
+    soul_bytes = len(report.soul.encode("utf-8"))
+    lines.append(
+        f"{len(report.found)} of {len(report.files)} bootstrap files found in {report.location}; "
+        f"soul: {len(report.soul)} characters, {soul_bytes} bytes"
+    )
+    return "\n".join(lines) + "\n"
+
+
+# -- subcommands ------------------------------------------------------------------------------
+
+
+def _soul(args: argparse.Namespace) -> int:
+    if args.json:
+        report = inspect_soul(args.location, **location_kwargs(args))
+        emit(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        soul, _found = compose_soul(args.location, **location_kwargs(args))
+        emit(soul + "\n" if soul else "")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    emit(format_table(inspect_soul(args.location, **location_kwargs(args))))
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    report = inspect_soul(args.location, **location_kwargs(args))
+    if not report.found:
+        print(f"toolnexus: no bootstrap file in {report.location}", file=sys.stderr)
+        return 1
+    emit("".join(f"{name}\n" for name in report.found))
+    return 0
+
+
+def _bundle(args: argparse.Namespace) -> int:
+    names = write_bundle(args.home, args.out, force=args.force, **location_kwargs(args))
+    emit(f"wrote {args.out}: {len(names)} files ({', '.join(names) or 'empty home'})\n")
+    return 0
+
+
+def _add_command(
+    subparsers: Subparsers, name: str, summary: str, example: str, handler: Handler
+) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        name,
+        parents=[location_options()],
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        epilog=f"example:\n  {example}",
+        formatter_class=_FORMATTER,
+    )
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+_LOCATION_HELP = "persona home: a directory, a zip bundle, an fsspec URL or a chained URL"
+
+
+def register_soul(subparsers: Subparsers) -> None:
+    """``toolnexus soul LOCATION [--json]``."""
+    example = "toolnexus soul s3://bucket/personas/aster -o endpoint_url=http://127.0.0.1:9000"
+    parser = _add_command(subparsers, "soul", "print the composed soul", example, _soul)
+    parser.add_argument("location", metavar="LOCATION", help=_LOCATION_HELP)
+    parser.add_argument("--json", action="store_true", help="print the full report as JSON")
+
+
+def register_inspect(subparsers: Subparsers) -> None:
+    """``toolnexus inspect LOCATION``."""
+    summary = "show what each bootstrap file contributed"
+    parser = _add_command(subparsers, "inspect", summary, "toolnexus inspect examples/aster", _inspect)
+    parser.add_argument("location", metavar="LOCATION", help=_LOCATION_HELP)
+
+
+def register_check(subparsers: Subparsers) -> None:
+    """``toolnexus check LOCATION``: exit 0 listing the found names, 1 when there are none."""
+    summary = "list the bootstrap files found; exit 1 when there are none"
+    example = "toolnexus check zip://aster::s3://bucket/aster.zip -o s3.anon=true"
+    parser = _add_command(subparsers, "check", summary, example, _check)
+    parser.add_argument("location", metavar="LOCATION", help=_LOCATION_HELP)
+
+
+def register_bundle(subparsers: Subparsers) -> None:
+    """``toolnexus bundle HOME OUT [--force]``."""
+    summary = "write the home's bootstrap files to a reproducible zip bundle"
+    parser = _add_command(subparsers, "bundle", summary, "toolnexus bundle examples/aster aster.zip", _bundle)
+    parser.add_argument("home", metavar="HOME", help=_LOCATION_HELP)
+    parser.add_argument("out", metavar="OUT", help="the bundle to write: a path or an fsspec URL")
+    parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
+
+
+#: Every subcommand, in ``--help`` order; another module adds its own ``register`` here.
+REGISTRARS: list[Callable[[Subparsers], None]] = [
+    register_soul,
+    register_inspect,
+    register_check,
+    register_bundle,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``toolnexus`` parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="toolnexus",
+        description="Compose, inspect, check and bundle AI persona homes, wherever they live.",
+        epilog="example:\n  toolnexus soul examples/aster\n\nsee 'toolnexus COMMAND --help' for more",
+        formatter_class=_FORMATTER,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in REGISTRARS:
+        register(subparsers)
+    return parser
+
+
+@contextmanager
+def _warnings_to_stderr() -> Iterator[None]:
+    """Show the library's warnings (e.g. truncation) as ``toolnexus: warning: …`` lines."""
+    logger = logging.getLogger("toolnexus")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("toolnexus: warning: %(message)s"))
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``toolnexus`` console script."""
-    parser = argparse.ArgumentParser(prog="toolnexus", description="Compose a persona's soul.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    soul = commands.add_parser("soul", help="print the composed soul")
-    soul.add_argument("location")
-    args = parser.parse_args(argv)
-    from .agents import compose_soul  # noqa: PLC0415  (keep --help fast)
-
-    text, _found = compose_soul(args.location)
-    sys.stdout.write(text + "\n")
-    return 0
+    """Entry point of the ``toolnexus`` console script and ``python -m toolnexus``."""
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    with _warnings_to_stderr():
+        try:
+            return handler(args)
+        except _USER_ERRORS as error:
+            message = " ".join(str(error).splitlines()) or type(error).__name__
+            print(f"toolnexus: error: {message}", file=sys.stderr)
+            return EXIT_ERROR
 
 
 if __name__ == "__main__":

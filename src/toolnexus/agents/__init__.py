@@ -4,6 +4,7 @@
 >>> soul, found = compose_soul("examples/aster")  # doctest: +SKIP
 """
 
+from .bundling import write_bundle
 from .errors import BootstrapError
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE, FileReport, SoulReport
 from .sources import BootstrapSource
@@ -20,4 +21,5 @@ __all__ = [
     "compose_soul",
     "compose_soul_async",
     "inspect_soul",
+    "write_bundle",
 ]

@@ -1,0 +1,125 @@
+"""The kit for ``toolnexus`` subcommands: shared location options, stdout writing, the types.
+
+It is separate from :mod:`toolnexus.cli` so that command modules (e.g. ``memory_cli``) import
+from here while ``cli`` imports them to register them — no import cycle.
+
+A command module exposes ``register(subparsers: Subparsers) -> None``, which calls
+``subparsers.add_parser(name, parents=[location_options()], ...)`` (leave out ``parents`` if
+``-o`` and ``--follow-external-symlinks`` do not apply) and ``parser.set_defaults(handler=fn)``
+with ``fn(args: argparse.Namespace) -> int`` returning the exit code. Print with :func:`emit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_ERROR",
+    "Handler",
+    "Subparsers",
+    "emit",
+    "location_kwargs",
+    "location_options",
+]
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Handler: TypeAlias = Callable[[argparse.Namespace], int]
+
+#: Exit status when stdout is closed early (``toolnexus soul … | head``): 128 + SIGPIPE, as a shell reports.
+EXIT_BROKEN_PIPE = 141
+#: Exit status for a location or option the library refused (argparse also uses 2 for usage errors).
+EXIT_ERROR = 2
+
+# -- shared options ---------------------------------------------------------------------------
+
+
+def _option_value(raw: str) -> Any:
+    """JSON where it parses (``50``, ``true``, ``{"a": 1}``), else the string as typed."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+class _StorageOption(argparse.Action):
+    """``-o KEY=VALUE``; dots nest: ``-o s3.endpoint_url=URL`` sets ``{"s3": {"endpoint_url": URL}}``."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        key, equals, raw = str(values).partition("=")
+        path = key.split(".")
+        if not equals or not all(path):
+            raise argparse.ArgumentError(self, f"expected KEY=VALUE or HOP.KEY=VALUE, got {values!r}")
+        options: dict[str, Any] = getattr(namespace, self.dest) or {}
+        table = options
+        for part in path[:-1]:
+            table = table.setdefault(part, {})
+            if not isinstance(table, dict):
+                raise argparse.ArgumentError(self, f"{key}: {part!r} already holds a value, not options")
+        table[path[-1]] = _option_value(raw)
+        setattr(namespace, self.dest, options)
+
+
+def location_options() -> argparse.ArgumentParser:
+    """A parent parser with the options every location-reading subcommand shares."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("location options")
+    group.add_argument(
+        "-o",
+        dest="storage_options",
+        action=_StorageOption,
+        metavar="KEY=VALUE",
+        help="storage option for fsspec (repeatable); dots nest: -o s3.KEY=VALUE keys it to the s3 hop "
+        "of a chained URL; VALUE is parsed as JSON where it parses, else kept as a string",
+    )
+    group.add_argument(
+        "--follow-external-symlinks",
+        action="store_true",
+        help="follow bootstrap symlinks in a local home that point outside it",
+    )
+    return parent
+
+
+def location_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments ``compose_soul`` and friends take, from the shared options."""
+    return {
+        "storage_options": args.storage_options,
+        "follow_external_symlinks": args.follow_external_symlinks,
+    }
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+def emit(text: str) -> None:
+    """Write UTF-8 to stdout whatever the locale; a reader that went away ends the program quietly.
+
+    The loop matters: when the reader closes mid-write, ``BufferedWriter.write`` can return a short
+    count instead of raising, silently dropping the rest; writing on gets the ``EPIPE``.
+    """
+    try:
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:
+            sys.stdout.write(text)
+        else:
+            pending = memoryview(text.encode("utf-8"))
+            while pending:
+                pending = pending[buffer.write(pending) :]
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Point stdout at devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        raise SystemExit(EXIT_BROKEN_PIPE) from None
