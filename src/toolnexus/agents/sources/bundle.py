@@ -10,6 +10,11 @@ home folder. The home is the root, unless the root holds no bootstrap file and e
 top-level folder (``zip -r aster.zip aster/``; a ``__MACOSX`` folder is ignored), in which case it
 is that folder. Member names are matched literally, so ``../AGENTS.md`` or ``/AGENTS.md`` never
 match anything. Two members with the same wanted name make the bundle ambiguous: an error.
+
+Only stored and deflated members are read: :mod:`zipfile` inflates those incrementally, but
+inflates a whole compressed chunk of a bzip2 or LZMA member at once, without a bound — a few
+hundred bytes of bzip2 can become gigabytes. Encrypted members and other methods are refused too.
+Every failure names the bundle (and the member), whatever layer it came from.
 """
 
 from __future__ import annotations
@@ -31,6 +36,12 @@ BUNDLE_BLOCK_SIZE = 32 * 1024
 
 #: Leading bytes of a zip archive (local file header, empty archive, spanning marker).
 ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
+
+#: Compression methods zipfile inflates at most ``n`` bytes at a time for ``read(n)``.
+_BOUNDED_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
+
+#: General-purpose flag bit 0: the member is encrypted (PKWARE or strong encryption).
+_ENCRYPTED_FLAG = 0x1
 
 #: Folders that archivers add and that are never a persona's home.
 _IGNORED_TOP_LEVEL = frozenset({"__MACOSX"})
@@ -71,25 +82,37 @@ class BundleSource(EntrySourceBase):
         return cls(opener, str(fs.unstrip_protocol(path)), folder)
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        """Open the archive, pick the home folder, inflate each wanted member up to the cap."""
+        """Open the archive, pick the home folder, inflate each wanted member up to the cap.
+
+        Each step turns its own failures into errors naming the bundle, so that a raw
+        ``PermissionError`` or ``FileNotFoundError`` from storage never leaks out unnamed.
+        """
         try:
-            with self.open_archive() as archive_file, self._open_zip(archive_file) as archive:
-                return self._read_members(archive, names, limit)
-        except (BootstrapError, FileNotFoundError, NotADirectoryError, PermissionError):
-            raise
-        except Exception as error:  # untrusted bytes: whatever zipfile trips on is a bad bundle
+            archive_file = self.open_archive()
+        except FileNotFoundError:
+            raise location_error(FileNotFoundError, self.location, "no such persona bundle") from None
+        except Exception as error:
             raise read_error(error, self.location, None) from error
+        with archive_file, self._open_zip(archive_file) as archive:
+            return self._read_members(archive, names, limit)
 
     def _open_zip(self, archive_file: IO[bytes]) -> zipfile.ZipFile:
+        """Read the central directory; a file that is not a zip at all is a NotADirectoryError."""
         try:
             return zipfile.ZipFile(archive_file)
         except zipfile.BadZipFile as error:
+            corrupt = error
+        except Exception as error:  # untrusted bytes: whatever zipfile trips on is a bad bundle
+            raise read_error(error, self.location, None) from error
+        try:
             archive_file.seek(0)
-            if archive_file.read(4) in ZIP_SIGNATURES:
-                raise BootstrapError(f"{self.location}: corrupt zip bundle ({error})") from error
-            raise location_error(
-                NotADirectoryError, self.location, "is a file, neither a directory nor a zip bundle"
-            ) from None
+            signature = archive_file.read(4)
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+        if signature in ZIP_SIGNATURES:
+            raise BootstrapError(f"{self.location}: corrupt zip bundle ({corrupt})") from corrupt
+        reason = "is a file, neither a directory nor a zip bundle"
+        raise location_error(NotADirectoryError, self.location, reason)
 
     def _read_members(self, archive: zipfile.ZipFile, names: Sequence[str], limit: int) -> Reading:
         members = archive.infolist()
@@ -106,7 +129,13 @@ class BundleSource(EntrySourceBase):
                     )
                 by_name[member.filename] = member
             elif member.filename.rstrip("/") in wanted and member.is_dir():
-                by_name.setdefault(member.filename.rstrip("/"), member)
+                # A folder and a file with the same name are ambiguous in either order.
+                previous = by_name.setdefault(member.filename.rstrip("/"), member)
+                if not previous.is_dir():
+                    raise BootstrapError(
+                        f"{describe(self.location, previous.filename)}: the bundle also holds a folder "
+                        "of this name; refusing to guess which one is the persona's"
+                    )
         entries: dict[str, Entry] = {}
         # Members in archive order, so a readahead buffer serves neighbours in one fetch.
         for path, member in sorted(by_name.items(), key=lambda item: item[1].header_offset):
@@ -115,6 +144,7 @@ class BundleSource(EntrySourceBase):
                 entries[name] = Entry(None)
                 continue
             try:
+                _check_readable(member)
                 with archive.open(member) as stream:
                     entries[name] = Entry(stream.read(limit + 1), member.file_size)
             except Exception as error:
@@ -166,10 +196,20 @@ class _SeekErrorsAsOSError:
         self._handle.close()
 
 
+def _check_readable(member: zipfile.ZipInfo) -> None:
+    """Refuse, before inflating anything, a member that cannot be read within the cap."""
+    if member.flag_bits & _ENCRYPTED_FLAG:
+        raise ValueError("the member is encrypted; bundles must not be password-protected")
+    if member.compress_type not in _BOUNDED_METHODS:
+        method = zipfile.compressor_names.get(member.compress_type, "unknown")  # type: ignore[attr-defined]
+        raise ValueError(
+            f"unsupported compression method {member.compress_type} ({method}); "
+            "bundle members must be stored or deflated"
+        )
+
+
 def _explain(error: BaseException) -> BaseException:
-    """zipfile's messages for encrypted/unsupported members are terse; say what they mean."""
-    if isinstance(error, RuntimeError) and "encrypted" in str(error):
-        return ValueError("the member is encrypted; bundles must not be password-protected")
+    """zipfile's messages for the remaining unsupported features are terse; say what they mean."""
     if isinstance(error, NotImplementedError):
         return ValueError(f"unsupported zip feature ({error})")
     return error
