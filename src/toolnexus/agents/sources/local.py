@@ -9,6 +9,7 @@ being followed, and one swapped for a FIFO cannot block. One ``fstat`` bounds th
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -28,6 +29,8 @@ _OPEN_FLAGS = (
 )
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _HAS_DIR_FD = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
+#: What ``open(O_NOFOLLOW)`` of a symlink fails with: ELOOP (Linux, macOS), EMLINK (FreeBSD).
+_NOFOLLOW_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
 _PROC_FD = "/proc/self/fd" if sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd") else None
 
 
@@ -99,7 +102,13 @@ class LocalSource(EntrySourceBase):
 
     def _read_file(self, dir_fd: int | None, name: str, limit: int) -> Entry:
         path = name if dir_fd is not None else os.path.join(self.root, name)
-        fd = os.open(path, _OPEN_FLAGS, dir_fd=dir_fd)
+        try:
+            fd = os.open(path, _OPEN_FLAGS, dir_fd=dir_fd)
+        except OSError as error:
+            if error.errno not in _NOFOLLOW_ERRNOS:
+                raise
+            reason = "became a symlink after it was scanned; not followed (compose again to apply the rule)"
+            raise BootstrapError(f"{name} in {self.location} {reason}") from error
         try:
             return _read_capped(fd, limit)
         finally:
