@@ -80,7 +80,7 @@ def _check_arguments(arguments: Mapping[str, Any]) -> str | None:
     for field in fields:
         value = arguments.get(field)
         if not isinstance(value, str):
-            what = "missing" if value is None else f"a {type(value).__name__}, not a string"
+            what = "missing" if value is None else f"{type(value).__name__}, not a string"
             return f"error: {command} needs {field!r} as a string ({field!r} is {what})."
         if field in ("old", "content") and not value.strip():
             return f"error: {field!r} must not be empty."
