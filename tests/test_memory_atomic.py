@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.support import MotoServer, S3Proxy, Status, s3_storage_options
-from tests.support.homes import Home, local_home, s3_home
+from tests.support.homes import Home, local_home, make_home, s3_home
 from toolnexus.agents import BootstrapError, memory_tool
 from toolnexus.agents import memory_store as store_module
 from toolnexus.agents.memory import _plan
@@ -74,10 +74,14 @@ def test_local_write_keeps_the_file_mode(local: Home) -> None:
     assert stat.S_IMODE(os.stat(os.path.join(local.location, "MEMORY.md")).st_mode) == 0o640
 
 
-def test_local_writer_holds_the_lock_across_read_and_write(local: Home) -> None:
+@pytest.mark.parametrize("backend", ["local", "memory"])
+def test_writer_holds_the_lock_across_read_and_write(request: pytest.FixtureRequest, backend: str) -> None:
     """While one update sits between its read and its write, another writer (on another tool
-    object, i.e. its own flock) must wait — otherwise the first write would drop its note."""
-    first, second = memory_tool(local.location), memory_tool(local.location)
+    object) must wait — otherwise the first write would drop its note. (Threads appending in a
+    loop rarely interleave on memory://, so this is the test that can catch a missing lock there.)"""
+    local = make_home(backend, request)
+    local.put("MEMORY.md", OLD)
+    first, second = local.tool(), local.tool()
     second_done = threading.Event()
 
     def second_append() -> None:

@@ -7,9 +7,12 @@ read → edit → write as one indivisible update.
   Works across threads and processes on one machine (not across NFS clients).
 - **S3** — optimistic compare-and-swap: one GET gives the bytes and their ETag together; the PUT
   is conditional (``If-Match: <etag>``, or ``If-None-Match: *`` when creating). On 412/409 the
-  edit is re-read and re-applied, at most :data:`MAX_ATTEMPTS` times with jittered backoff.
+  edit is re-read and re-applied, at most :data:`MAX_ATTEMPTS` times with jittered exponential
+  backoff. Threads sharing one s3fs instance also queue on a process-local lock, so they do not
+  spend attempts against each other.
 - **Other fsspec filesystems** (``memory://``, …) — no compare-and-swap exists, so updates are
   serialised by a lock per location *within this process only*; the write is one ``pipe_file``.
+  Writers in other processes are not coordinated.
 
 Every read is capped at ``MAX_BOOTSTRAP_FILE_BYTES + 1`` bytes, so an outsized file costs no more
 than the cap. Only MEMORY.md is ever written.
@@ -51,8 +54,10 @@ __all__ = [
 
 MEMORY_FILE = "MEMORY.md"
 
-#: Compare-and-swap attempts on S3 before giving up with a :class:`BootstrapError`.
-MAX_ATTEMPTS = 20
+#: Compare-and-swap attempts on S3 before giving up with a :class:`BootstrapError`. Generous,
+#: because under sustained contention the retry count has a long tail: 8 clients appending in a
+#: tight loop against moto needed up to ~30 attempts for the unluckiest edit (3.4 on average).
+MAX_ATTEMPTS = 50
 
 #: Upper bound of the jittered pause between S3 attempts, in seconds (grows with each attempt).
 _BACKOFF_BASE, _BACKOFF_MAX = 0.005, 0.5
@@ -228,7 +233,8 @@ class S3Store:
         self.path = home._path_of(MEMORY_FILE)
         self.bucket, self.key, _ = self.fs.split_path(self.path)
         self.location = home.location
-        self._lock = threading.Lock()  # this store's own calls queue here; others meet at the CAS
+        # Writers sharing this s3fs instance (one client) queue here; other clients meet at the CAS.
+        self._lock = _process_lock(f"{id(self.fs)}:{self.path}")
 
     def _run(self, coroutine: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         from fsspec.asyn import sync  # noqa: PLC0415  (fsspec is only needed for remote homes)
