@@ -273,3 +273,15 @@ def test_memory_md_symlink_is_not_followed(tmp_path: Path) -> None:
     with pytest.raises(BootstrapError, match=r"MEMORY\.md in .* is a symlink"):
         memory_tool(tmp_path).tool(command="append", content="x")
     assert (tmp_path / "elsewhere.md").read_text() == "secret\n"
+
+
+def test_other_location_forms(tmp_path: Path) -> None:
+    """A file:// URL, fs= with fsspec's local filesystem, a memory:// URL and a UPath all work."""
+    from upath import UPath  # noqa: PLC0415
+
+    memory_tool(f"file://{tmp_path}").tool(command="append", content="one")
+    memory_tool(str(tmp_path), fs=fsspec.filesystem("file")).tool(command="append", content="two")
+    assert (tmp_path / "MEMORY.md").read_bytes() == b"one\ntwo\n"
+    fsspec.filesystem("memory").pipe_file("/memory-forms-test/SOUL.md", b"You are Aster.")
+    memory_tool("memory://memory-forms-test").tool(command="append", content="three")
+    assert memory_tool(UPath("memory:///memory-forms-test")).tool(command="view") == "three\n"
