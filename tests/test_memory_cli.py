@@ -1,8 +1,7 @@
-"""``toolnexus memory …``: through ``memory_cli.main`` in-process, and as ``python -m`` subprocesses."""
+"""``toolnexus memory …``: in-process through ``cli.main``, and as the installed command."""
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +10,9 @@ from typing import Any
 import pytest
 
 from tests.support.homes import Home, local_home, s3_home
-from toolnexus import memory_cli
+from toolnexus import cli
+
+TOOLNEXUS = str(Path(sys.executable).parent / "toolnexus")
 
 
 @pytest.fixture
@@ -21,15 +22,15 @@ def local(tmp_path: Path) -> Home:
 
 def test_every_action(local: Home, capsys: pytest.CaptureFixture[str]) -> None:
     location = local.location
-    assert memory_cli.main(["memory", location, "view"]) == 0
+    assert cli.main(["memory", location, "view"]) == 0
     assert capsys.readouterr().out.startswith("No memories yet (MEMORY.md does not exist).")
-    assert memory_cli.main(["memory", location, "append", "likes tea"]) == 0
+    assert cli.main(["memory", location, "append", "likes tea"]) == 0
     assert capsys.readouterr().out == "ok: note appended (10 of 2097152 bytes used).\n"
-    assert memory_cli.main(["memory", location, "replace", "tea", "green tea"]) == 0
-    assert memory_cli.main(["memory", location, "append", "- second"]) == 0
-    assert memory_cli.main(["memory", location, "remove", "- second"]) == 0
+    assert cli.main(["memory", location, "replace", "tea", "green tea"]) == 0
+    assert cli.main(["memory", location, "append", "- second"]) == 0
+    assert cli.main(["memory", location, "remove", "- second"]) == 0
     capsys.readouterr()
-    assert memory_cli.main(["memory", location, "view"]) == 0
+    assert cli.main(["memory", location, "view"]) == 0
     assert capsys.readouterr().out == "likes green tea\n"
     assert local.memory() == b"likes green tea\n"
 
@@ -37,7 +38,7 @@ def test_every_action(local: Home, capsys: pytest.CaptureFixture[str]) -> None:
 def test_refused_edit_exits_1_with_the_error_on_stderr(
     local: Home, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert memory_cli.main(["memory", local.location, "remove", "nothing like this"]) == 1
+    assert cli.main(["memory", local.location, "remove", "nothing like this"]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
@@ -47,47 +48,26 @@ def test_refused_edit_exits_1_with_the_error_on_stderr(
 
 
 def test_storage_error_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert memory_cli.main(["memory", str(tmp_path / "nobody"), "view"]) == 2
-    assert capsys.readouterr().err == f"toolnexus memory: {tmp_path / 'nobody'}: no such persona home\n"
+    assert cli.main(["memory", str(tmp_path / "nobody"), "view"]) == 2
+    assert capsys.readouterr().err == f"toolnexus: error: {tmp_path / 'nobody'}: no such persona home\n"
 
 
-def test_storage_options_on_s3(
-    new_bucket: Any, s3_options: dict[str, Any], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_storage_options_on_s3(new_bucket: Any, s3_options: dict[str, Any]) -> None:
     home = s3_home(new_bucket(), s3_options)
     options = [
         "-o", f"endpoint_url={s3_options['endpoint_url']}", "-o", f"key={s3_options['key']}",
         "-o", f"secret={s3_options['secret']}", "-o", "client_kwargs.region_name=us-east-1",
         "-o", "skip_instance_cache=true",
     ]
-    assert memory_cli.main(["memory", home.location, *options, "append", "from the shell"]) == 0
+    assert cli.main(["memory", home.location, *options, "append", "from the shell"]) == 0
     assert home.memory() == b"from the shell\n"
 
 
-def test_parse_storage_options() -> None:
-    assert memory_cli.parse_storage_options(["anon=true", "a.b.c=3", "name=x=y", 'd={"k": [1]}']) == {
-        "anon": True, "a": {"b": {"c": 3}}, "name": "x=y", "d": {"k": [1]},
-    }
-    with pytest.raises(argparse.ArgumentTypeError, match="'novalue' is not KEY=VALUE"):
-        memory_cli.parse_storage_options(["novalue"])
-
-
-def test_register_plugs_into_another_parser(local: Home) -> None:
-    parser = argparse.ArgumentParser(prog="toolnexus")
-    subcommands = parser.add_subparsers(dest="command", required=True)
-    subcommands.add_parser("soul").add_argument("location")
-    memory_cli.register(subcommands)
-    args = parser.parse_args(["memory", local.location, "append", "hello"])
-    assert args.handler(args) == 0
-    assert local.memory() == b"hello\n"
-
-
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "toolnexus.memory_cli", *argv]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run([TOOLNEXUS, *argv], capture_output=True, text=True, timeout=60, check=False)
 
 
-def test_python_m_memory_cli(local: Home) -> None:
+def test_installed_command(local: Home) -> None:
     done = _run("memory", local.location, "append", "via a subprocess")
     expected = (0, "ok: note appended (17 of 2097152 bytes used).\n", "")
     assert (done.returncode, done.stdout, done.stderr) == expected
@@ -95,3 +75,4 @@ def test_python_m_memory_cli(local: Home) -> None:
     assert refused.returncode == 1
     assert refused.stderr.startswith("error: 'old' does not occur in MEMORY.md")
     assert local.memory() == b"via a subprocess\n"
+    assert "toolnexus memory examples/aster view" in _run("memory", "--help").stdout
