@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from . import __version__
+from . import __version__, memory_cli
 from .agents import FileReport, SoulReport, compose_soul, inspect_soul, write_bundle
 from .cli_support import EXIT_ERROR, Handler, Subparsers, emit, location_kwargs, location_options
 
@@ -147,6 +147,7 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     register_inspect,
     register_check,
     register_bundle,
+    memory_cli.register,
 ]
 
 

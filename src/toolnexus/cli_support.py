@@ -71,8 +71,8 @@ class _StorageOption(argparse.Action):
         setattr(namespace, self.dest, options)
 
 
-def location_options() -> argparse.ArgumentParser:
-    """A parent parser with the options every location-reading subcommand shares."""
+def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
+    """A parent parser with the options location subcommands share (``symlinks``: reading ones)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("location options")
     group.add_argument(
@@ -83,11 +83,12 @@ def location_options() -> argparse.ArgumentParser:
         help="storage option for fsspec (repeatable); dots nest: -o s3.KEY=VALUE keys it to the s3 hop "
         "of a chained URL; VALUE is parsed as JSON where it parses, else kept as a string",
     )
-    group.add_argument(
-        "--follow-external-symlinks",
-        action="store_true",
-        help="follow bootstrap symlinks in a local home that point outside it",
-    )
+    if symlinks:
+        group.add_argument(
+            "--follow-external-symlinks",
+            action="store_true",
+            help="follow bootstrap symlinks in a local home that point outside it",
+        )
     return parent
 
 

@@ -12,9 +12,11 @@ It exists to *observe* and *perturb* the traffic of the code under test:
 The proxy is a reverse proxy: point the client's ``endpoint_url`` at
 :attr:`S3Proxy.endpoint_url`.  Requests are forwarded unchanged (same method,
 request target and headers, including ``Host``, so SigV4 signatures stay
-valid) except for hop-by-hop headers; chunked request bodies are de-chunked
-and forwarded with a ``Content-Length``.  Responses are fully buffered and
-re-framed with ``Content-Length``.
+valid) except for hop-by-hop headers and ``Expect`` (the proxy answers
+``100-continue`` itself); chunked request bodies are de-chunked and forwarded
+with a ``Content-Length``.  Responses are fully buffered and re-framed with
+``Content-Length`` (HEAD responses keep the upstream one and have no body).
+If the upstream cannot be reached the client gets a 502 with S3-style XML.
 
 Each client connection is served by its own (daemon) thread, so any number of
 keep-alive connections and concurrent requests are supported.  An upstream
@@ -99,7 +101,7 @@ class ProxyRequest:
     method: str
     path: str
     query: str
-    headers: Mapping[str, str]
+    headers: dict[str, str]
     range_header: str | None
     body: bytes = field(repr=False)
     connection_id: int
@@ -118,7 +120,7 @@ class RequestRecord:
     method: str
     path: str
     query: str
-    headers: Mapping[str, str]
+    headers: dict[str, str]
     range_header: str | None
     response_status: int | None
     response_body_bytes: int
@@ -561,7 +563,11 @@ class S3Proxy:
 
     @property
     def requests(self) -> list[RequestRecord]:
-        """A copy of the request log, in completion order."""
+        """A copy of the request log.
+
+        Records are appended when the response starts going out (or the fault
+        is applied), so a client that has seen a response finds it logged.
+        """
         with self._lock:
             return list(self._records)
 
@@ -759,7 +765,7 @@ class S3Proxy:
                 raise _BadRequestError("too many headers")
         raw = _RawRequest(method.upper(), target, version, headers, b"")
 
-        if (raw.header("expect") or "").lower() == "100-continue":
+        if raw.version != "HTTP/1.0" and (raw.header("expect") or "").lower() == "100-continue":
             sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         te = (raw.header("transfer-encoding") or "").lower()
         if te:

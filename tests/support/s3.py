@@ -11,6 +11,10 @@ Notes on moto behaviour that matter to users of these helpers:
   or call :meth:`MotoServer.reset`.
 * moto's HTTP server (werkzeug's development server) closes the connection
   after every response, i.e. it does not support keep-alive.
+* moto is CPU-bound: about 5-6 ms per request (~150-200 requests/s) on
+  loopback, and in-process it shares the GIL with the code under test.  In
+  benchmarks, injected latency (see :mod:`tests.support.proxy`) should dominate
+  that cost, or the benchmark measures moto.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@
 
 from .bundling import write_bundle
 from .errors import BootstrapError
+from .memory import MemoryTool, memory_tool
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE, FileReport, SoulReport
 from .sources import BootstrapSource
 from .surface import compose_soul, compose_soul_async, inspect_soul
@@ -17,9 +18,11 @@ __all__ = [
     "BootstrapError",
     "BootstrapSource",
     "FileReport",
+    "MemoryTool",
     "SoulReport",
     "compose_soul",
     "compose_soul_async",
     "inspect_soul",
+    "memory_tool",
     "write_bundle",
 ]

@@ -25,7 +25,7 @@ from typing import Any
 
 from .errors import BootstrapError, describe, location_error
 from .soul import BOOTSTRAP_ORDER
-from .sources import Location, _url_to_fs, open_source, read_entries
+from .sources import Location, open_source, read_entries, url_to_fs
 
 __all__ = ["BUNDLE_DATE_TIME", "MAX_BUNDLE_MEMBER_BYTES", "bundle_bytes", "write_bundle"]
 
@@ -149,7 +149,7 @@ def write_bundle(
     if "::" in out_path:
         raise ValueError(f"{out_path}: a bundle is written to one location, not a chained URL")
     out_options = dict(storage_options or {}) if out_is_url else {}
-    out_fs, out_fs_path = _url_to_fs(out_path, out_options) if out_is_url else (None, out_path)
+    out_fs, out_fs_path = url_to_fs(out_path, out_options) if out_is_url else (None, out_path)
     if out_fs is not None and "file" in out_fs.protocol:
         out_fs, out_path = None, out_fs_path
     files = _read_home(home, storage_options if home_is_url else None, fs, follow_external_symlinks)

@@ -32,20 +32,21 @@ def _build(cls: type[OSError], message: str, code: int | None) -> OSError:
     return error
 
 
-def read_error(cause: BaseException, location: str, name: str | None) -> OSError:
-    """Map a failure to read ``name`` into the error the caller sees (raise it ``from cause``).
+def read_error(cause: BaseException, location: str, name: str | None, *, action: str = "read") -> OSError:
+    """Map a failure to read (or ``action``, e.g. write) ``name`` into the error the caller sees.
 
-    Access denied stays a :class:`PermissionError`; a :class:`BootstrapError` passes through;
-    anything else becomes a :class:`BootstrapError`. All name the file and the location.
+    Raise it ``from cause``. Access denied stays a :class:`PermissionError`; a
+    :class:`BootstrapError` passes through; anything else becomes a :class:`BootstrapError`.
+    All name the file and the location.
     """
     if isinstance(cause, BootstrapError):
         return cause
     subject = describe(location, name)
     if isinstance(cause, PermissionError):
-        message = f"cannot read {subject}: permission denied ({cause})"
+        message = f"cannot {action} {subject}: permission denied ({cause})"
         return _build(PermissionError, message, errno_codes.EACCES)
     code = cause.errno if isinstance(cause, OSError) else None
-    return _build(BootstrapError, f"cannot read {subject}: {cause or type(cause).__name__}", code)
+    return _build(BootstrapError, f"cannot {action} {subject}: {cause or type(cause).__name__}", code)
 
 
 def location_error(cls: type[OSError], location: str, reason: str, code: int | None = None) -> OSError:

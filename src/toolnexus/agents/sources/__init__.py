@@ -31,6 +31,7 @@ __all__ = [
     "open_source",
     "read_entries",
     "read_entries_async",
+    "url_to_fs",
 ]
 
 #: What ``compose_soul`` accepts as a home.
@@ -108,6 +109,7 @@ def _on_filesystem(fs: Any, path: str, follow_external_symlinks: bool) -> Bootst
 
 def _local(path: str, follow_external_symlinks: bool) -> BootstrapSource:
     """A directory is a home; a regular file is a bundle (or, if not a zip, an error when read)."""
+    path = os.path.abspath(path)  # messages and reports always show where the home really is
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -121,7 +123,8 @@ def _local(path: str, follow_external_symlinks: bool) -> BootstrapSource:
     raise location_error(NotADirectoryError, path, "is neither a directory nor a zip bundle")
 
 
-def _url_to_fs(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
+def url_to_fs(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
+    """fsspec's ``url_to_fs``, with a missing backend reported as the extra to install."""
     import fsspec.core  # noqa: PLC0415  (see _is_local_fs)
 
     try:
@@ -140,9 +143,9 @@ def _from_url(url: str, storage_options: dict[str, Any], follow_external_symlink
         zip_options = storage_options.pop("zip", None)
         if zip_options:
             raise TypeError("the zip:// hop takes no storage options; key options by the inner protocol")
-        archive_fs, archive_path = _url_to_fs(rest, storage_options)
+        archive_fs, archive_path = url_to_fs(rest, storage_options)
         return _bundle_on(archive_fs, archive_path, head.removeprefix("zip://"))
-    fs, path = _url_to_fs(url, storage_options)
+    fs, path = url_to_fs(url, storage_options)
     return _on_filesystem(fs, path, follow_external_symlinks)
 
 

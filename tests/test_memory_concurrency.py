@@ -1,0 +1,142 @@
+"""No lost updates: many writers appending to one home at once, on every backend.
+
+Each test prints its figures (writers, appends, notes found, time, and on S3 the conditional PUTs
+and conflicts) so a run shows them.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.homes import Home, make_home
+from tests.support.memory_workers import append_notes
+from toolnexus.agents import MemoryTool
+from toolnexus.agents.memory_store import S3Store
+
+WRITERS, APPENDS = 8, 50
+
+
+def _expected(writers: int, appends: int) -> list[str]:
+    return sorted(f"note {writer}-{index}" for writer in range(writers) for index in range(appends))
+
+
+def _check(home: Home, writers: int, label: str, started: float, extra: str = "") -> None:
+    appends = APPENDS
+    notes = (home.memory() or b"").decode().splitlines()
+    counts = collections.Counter(notes)
+    report = (
+        f"\n[memory concurrency] {label}: {writers} writers x {appends} appends -> {len(notes)} notes found, "
+        f"{len(counts)} distinct, {sum(1 for c in counts.values() if c > 1)} duplicated, "
+        f"{time.perf_counter() - started:.1f} s{extra}"
+    )
+    print(report)
+    assert sorted(notes) == _expected(writers, appends), report
+
+
+def _run_threads(tools: Callable[[int], MemoryTool]) -> float:
+    start = threading.Barrier(WRITERS)
+    failures: list[BaseException] = []
+
+    def write(writer: int) -> None:
+        tool = tools(writer)
+        start.wait()
+        try:
+            for index in range(APPENDS):
+                reply = tool.tool(command="append", content=f"note {writer}-{index}")
+                assert reply.startswith("ok:"), reply
+        except BaseException as error:  # surfaced below, with the thread's own traceback
+            failures.append(error)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=write, args=(writer,)) for writer in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return started
+
+
+@pytest.mark.parametrize("backend", ["local", "memory"])
+def test_threads_on_one_home(request: pytest.FixtureRequest, backend: str, capsys: Any) -> None:
+    home = make_home(backend, request)
+    started = _run_threads(lambda writer: home.tool())  # a tool per writer, like separate agents
+    with capsys.disabled():
+        _check(home, WRITERS, f"{backend}, threads", started)
+
+
+def test_processes_on_one_local_home(request: pytest.FixtureRequest, capsys: Any) -> None:
+    home = make_home("local", request)
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(4)
+    processes = [
+        context.Process(target=append_notes, args=(home.location, writer, APPENDS, start))
+        for writer in range(4)
+    ]
+    for process in processes:
+        process.start()
+    started = time.perf_counter()
+    for process in processes:
+        process.join(timeout=90)
+    assert [process.exitcode for process in processes] == [0, 0, 0, 0]
+    with capsys.disabled():
+        _check(home, 4, "local, spawned processes", started)
+
+
+@pytest.fixture
+def linearizable_moto() -> Iterator[None]:
+    """moto checks If-Match/If-None-Match and then stores the object in a separate step, with no
+    lock between them, so two racing conditional PUTs can both pass. Real S3 decides them
+    atomically; serialising moto's PutObject handler gives the tests that same server."""
+    from moto.s3.responses import S3Response  # noqa: PLC0415
+
+    original = S3Response.put_object
+    lock = threading.Lock()
+
+    def put_object(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return original(self, *args, **kwargs)
+
+    S3Response.put_object = put_object  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        S3Response.put_object = original  # type: ignore[method-assign]
+
+
+@pytest.mark.usefixtures("linearizable_moto")
+@pytest.mark.parametrize("sharing", ["a tool per writer", "one shared tool"])
+def test_threads_on_one_s3_home(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, capsys: Any, sharing: str
+) -> None:
+    home = make_home("s3", request)
+    puts = collections.Counter[bool]()
+    original = S3Store.put_if
+    streak = threading.local()  # conflicts in a row, per writer thread
+    worst = [0]
+
+    def counted(self: S3Store, data: bytes, etag: str | None) -> bool:
+        written = original(self, data, etag)
+        puts[written] += 1
+        streak.n = 0 if written else getattr(streak, "n", 0) + 1
+        worst[0] = max(worst[0], streak.n)
+        return written
+
+    monkeypatch.setattr(S3Store, "put_if", counted)
+    shared = home.tool()
+    # With its own tool (and s3fs instance) each writer is a separate client: only the CAS protects.
+    started = _run_threads(lambda writer: home.tool() if sharing == "a tool per writer" else shared)
+    extra = (
+        f"; {puts[True] + puts[False]} conditional PUTs, {puts[False]} conflicts retried, "
+        f"longest run of conflicts for one edit {worst[0]}"
+    )
+    with capsys.disabled():
+        _check(home, WRITERS, f"s3 (moto), threads, {sharing}", started, extra)
