@@ -248,7 +248,8 @@ def test_a_transient_bundle_failure_is_retried_into_the_full_soul(
 
 # --- a stalled server ---------------------------------------------------------------------------
 
-READ_TIMEOUT = 0.2
+#: Short enough to keep the suite fast, long enough that moto (~5 ms a request) never trips it.
+READ_TIMEOUT = 0.5
 
 
 def s3fs_backoff(retries: int = S3FS_RETRIES) -> float:
@@ -281,9 +282,7 @@ def test_a_stalled_server_fails_after_one_timeout_with_s3fs_retries_off(
     proxy: S3Proxy, home: str, use_async: bool
 ) -> None:
     proxy.add_fault(on_get(f"{home}/USER.md"), Stall(60))
-    fs = s3fs.S3FileSystem(
-        **options(proxy, attempts=1, connect_timeout=READ_TIMEOUT, read_timeout=READ_TIMEOUT)
-    )
+    fs = s3fs.S3FileSystem(**options(proxy, attempts=1, connect_timeout=1, read_timeout=1))
     fs.retries = 1  # an instance setting: not reachable through storage_options
     started = time.monotonic()
     with pytest.raises(BootstrapError, match=f"cannot read USER.md in s3://{home}: Read timeout"):
