@@ -11,7 +11,7 @@ import codecs
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "BOOTSTRAP_ORDER",
@@ -19,6 +19,7 @@ __all__ = [
     "TRUNCATION_NOTICE",
     "FileReport",
     "SoulReport",
+    "compose",
     "compose_report",
     "normalise_body",
 ]
@@ -98,42 +99,106 @@ class SoulReport:
         }
 
 
-def normalise_body(
-    prefix: bytes, *, limit: int = MAX_BOOTSTRAP_FILE_BYTES, size: int | None = None, name: str = ""
-) -> tuple[str, FileReport]:
-    """Turn the first ``limit + 1`` bytes of a file into its section body.
+class _Body(NamedTuple):
+    """One file's body and the intermediate values its :class:`FileReport` is derived from."""
 
-    ``prefix`` longer than ``limit`` means the file was longer than the cap. The cut can split a
-    multi-byte character; an incremental decoder holds such an incomplete tail back instead of
-    replacing it, so a cut never produces U+FFFD while genuinely invalid bytes still do.
+    body: str
+    text: str  # the decoded text, before line endings were normalised
+    kept: bytes  # the bytes that were decoded: capped, BOM removed
+    held_back: int  # bytes of a character cut by the cap, dropped
+    truncated: bool
+    bom_stripped: bool
+
+
+#: Cached once: looking the codec up costs more than decoding a typical file.
+_Utf8Decoder = codecs.getincrementaldecoder("utf-8")
+
+
+def _body(prefix: bytes, limit: int) -> _Body:
+    """The rules, once: cap, BOM, decode (a cut character is dropped), line endings, trailing space.
+
+    This is the hot path of every composition, so each step costs nothing when it does not
+    apply: ``"\r" in text`` is a memchr, and only a cut file needs the incremental decoder.
     """
     truncated = len(prefix) > limit
     kept = prefix[:limit] if truncated else prefix
     bom_stripped = kept.startswith(_UTF8_BOM)
     if bom_stripped:
         kept = kept[len(_UTF8_BOM) :]
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    text = decoder.decode(kept, final=not truncated)
-    held_back = len(decoder.getstate()[0])
-    replaced = text.count("\ufffd") - kept.count(_LITERAL_REPLACEMENT_CHAR)
-    crlf = text.count("\r\n")
-    lone_cr = text.count("\r") - crlf
-    if crlf or lone_cr:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    body = text.rstrip()
+    held_back = 0
+    if truncated:
+        # An incremental decoder holds an incomplete tail back instead of replacing it, so a cut
+        # never produces U+FFFD while genuinely invalid bytes still do.
+        decoder = _Utf8Decoder("replace")
+        text = decoder.decode(kept, final=False)
+        held_back = len(decoder.getstate()[0])
+    else:
+        text = kept.decode("utf-8", "replace")
+    body = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    body = body.rstrip()
     if truncated:
         body += TRUNCATION_NOTICE
+    return _Body(body, text, kept, held_back, truncated, bom_stripped)
+
+
+def normalise_body(
+    prefix: bytes, *, limit: int = MAX_BOOTSTRAP_FILE_BYTES, size: int | None = None, name: str = ""
+) -> tuple[str, FileReport]:
+    """Turn the first ``limit + 1`` bytes of a file into its section body, and say what changed.
+
+    ``prefix`` longer than ``limit`` means the file was longer than the cap.
+    """
+    done = _body(prefix, limit)
+    text, kept = done.text, done.kept
+    replaced = 0
+    if "\ufffd" in text:  # O(1) for ASCII text: CPython compares the strings' widths first
+        replaced = text.count("\ufffd") - kept.count(_LITERAL_REPLACEMENT_CHAR)
+    crlf = lone_cr = 0
+    if "\r" in text:
+        crlf = text.count("\r\n")
+        lone_cr = text.count("\r") - crlf
     report = FileReport(
         name=name,
         status="present",
-        size=size if size is not None else (None if truncated else len(prefix)),
-        kept_bytes=len(kept) - held_back + (len(_UTF8_BOM) if bom_stripped else 0),
-        truncated=truncated,
-        bom_stripped=bom_stripped,
+        size=size if size is not None else (None if done.truncated else len(prefix)),
+        kept_bytes=len(kept) - done.held_back + (len(_UTF8_BOM) if done.bom_stripped else 0),
+        truncated=done.truncated,
+        bom_stripped=done.bom_stripped,
         line_endings_normalised=crlf + lone_cr,
         invalid_bytes_replaced=replaced,
     )
-    return body, report
+    return done.body, report
+
+
+def _warn_truncated(location: str, name: str, size: int | None, limit: int) -> None:
+    logger.warning(
+        "%s: %s is %s bytes, over the %d-byte bootstrap cap; truncated",
+        location,
+        name,
+        "more than " + str(limit) if size is None else size,
+        limit,
+    )
+
+
+def compose(
+    location: str,
+    prefixes: Mapping[str, bytes],
+    *,
+    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
+    sizes: Mapping[str, int] | None = None,
+) -> tuple[str, list[str]]:
+    """``(soul, found)`` from the present files: :func:`compose_report` without the report.
+
+    ``compose_soul`` runs this on every call, so it builds no per-file diagnostics.
+    """
+    found = [name for name in BOOTSTRAP_ORDER if name in prefixes]
+    sections = []
+    for name in found:
+        done = _body(prefixes[name], limit)
+        if done.truncated:
+            _warn_truncated(location, name, (sizes or {}).get(name), limit)
+        sections.append(f"## {name}\n\n{done.body}")
+    return "\n\n".join(sections), found
 
 
 def compose_report(
@@ -160,13 +225,7 @@ def compose_report(
             continue
         body, report = normalise_body(prefix, limit=limit, size=sizes.get(name), name=name)
         if report.truncated:
-            logger.warning(
-                "%s: %s is %s bytes, over the %d-byte bootstrap cap; truncated",
-                location,
-                name,
-                "more than " + str(limit) if report.size is None else report.size,
-                limit,
-            )
+            _warn_truncated(location, name, report.size, limit)
         found.append(name)
         files.append(report)
         sections.append(f"## {name}\n\n{body}")
