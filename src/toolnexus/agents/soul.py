@@ -100,14 +100,13 @@ class SoulReport:
 
 
 class _Body(NamedTuple):
-    """One file's body and the intermediate values its :class:`FileReport` is derived from."""
+    """One file's body, and the intermediate values its :class:`FileReport` is derived from."""
 
-    body: str
+    body: str  # without the truncation notice: the caller appends it, saving a copy of the body
     text: str  # the decoded text, before line endings were normalised
-    kept: bytes  # the bytes that were decoded: capped, BOM removed
-    held_back: int  # bytes of a character cut by the cap, dropped
+    start: int  # prefix[start:stop] was decoded: after a BOM, before the cap and a cut character
+    stop: int
     truncated: bool
-    bom_stripped: bool
 
 
 #: Cached once: looking the codec up costs more than decoding a typical file.
@@ -117,28 +116,26 @@ _Utf8Decoder = codecs.getincrementaldecoder("utf-8")
 def _body(prefix: bytes, limit: int) -> _Body:
     """The rules, once: cap, BOM, decode (a cut character is dropped), line endings, trailing space.
 
-    This is the hot path of every composition, so each step costs nothing when it does not
-    apply: ``"\r" in text`` is a memchr, and only a cut file needs the incremental decoder.
+    This is the hot path of every composition, so nothing is done that does not apply and a
+    2 MiB prefix is never copied before decoding (large copies cost page faults, not just memcpy).
     """
     truncated = len(prefix) > limit
-    kept = prefix[:limit] if truncated else prefix
-    bom_stripped = kept.startswith(_UTF8_BOM)
-    if bom_stripped:
-        kept = kept[len(_UTF8_BOM) :]
-    held_back = 0
+    end = limit if truncated else len(prefix)
+    start = len(_UTF8_BOM) if end >= len(_UTF8_BOM) and prefix.startswith(_UTF8_BOM) else 0
+    stop = end
     if truncated:
-        # An incremental decoder holds an incomplete tail back instead of replacing it, so a cut
-        # never produces U+FFFD while genuinely invalid bytes still do.
+        # A character cut by the cap starts with a lead byte in the last three bytes, and UTF-8
+        # resynchronises at every lead byte: an incremental decoder fed just the tail holds back
+        # exactly what it would hold back after decoding everything. Dropped, never U+FFFD.
         decoder = _Utf8Decoder("replace")
-        text = decoder.decode(kept, final=False)
-        held_back = len(decoder.getstate()[0])
+        decoder.decode(prefix[max(start, end - 4) : end], final=False)
+        stop -= len(decoder.getstate()[0])
+    if start or stop < len(prefix):
+        text = str(memoryview(prefix)[start:stop], "utf-8", "replace")
     else:
-        text = kept.decode("utf-8", "replace")
+        text = prefix.decode("utf-8", "replace")
     body = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-    body = body.rstrip()
-    if truncated:
-        body += TRUNCATION_NOTICE
-    return _Body(body, text, kept, held_back, truncated, bom_stripped)
+    return _Body(body.rstrip(), text, start, stop, truncated)
 
 
 def normalise_body(
@@ -149,10 +146,11 @@ def normalise_body(
     ``prefix`` longer than ``limit`` means the file was longer than the cap.
     """
     done = _body(prefix, limit)
-    text, kept = done.text, done.kept
+    text = done.text
     replaced = 0
     if "\ufffd" in text:  # O(1) for ASCII text: CPython compares the strings' widths first
-        replaced = text.count("\ufffd") - kept.count(_LITERAL_REPLACEMENT_CHAR)
+        literal = prefix[done.start : done.stop].count(_LITERAL_REPLACEMENT_CHAR)
+        replaced = text.count("\ufffd") - literal
     crlf = lone_cr = 0
     if "\r" in text:
         crlf = text.count("\r\n")
@@ -161,13 +159,13 @@ def normalise_body(
         name=name,
         status="present",
         size=size if size is not None else (None if done.truncated else len(prefix)),
-        kept_bytes=len(kept) - done.held_back + (len(_UTF8_BOM) if done.bom_stripped else 0),
+        kept_bytes=done.stop,
         truncated=done.truncated,
-        bom_stripped=done.bom_stripped,
+        bom_stripped=done.start > 0,
         line_endings_normalised=crlf + lone_cr,
         invalid_bytes_replaced=replaced,
     )
-    return done.body, report
+    return done.body + (TRUNCATION_NOTICE if done.truncated else ""), report
 
 
 def _warn_truncated(location: str, name: str, size: int | None, limit: int) -> None:
@@ -197,7 +195,8 @@ def compose(
         done = _body(prefixes[name], limit)
         if done.truncated:
             _warn_truncated(location, name, (sizes or {}).get(name), limit)
-        sections.append(f"## {name}\n\n{done.body}")
+        notice = TRUNCATION_NOTICE if done.truncated else ""
+        sections.append(f"## {name}\n\n{done.body}{notice}")
     return "\n\n".join(sections), found
 
 
