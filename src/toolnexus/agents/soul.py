@@ -11,7 +11,7 @@ import codecs
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 __all__ = [
     "BOOTSTRAP_ORDER",
@@ -99,14 +99,11 @@ class SoulReport:
         }
 
 
-class _Body(NamedTuple):
-    """One file's body, and the intermediate values its :class:`FileReport` is derived from."""
-
-    body: str  # without the truncation notice: the caller appends it, saving a copy of the body
-    text: str  # the decoded text, before line endings were normalised
-    start: int  # prefix[start:stop] was decoded: after a BOM, before the cap and a cut character
-    stop: int
-    truncated: bool
+#: One file's body (without the truncation notice: the caller appends it, saving a copy), the
+#: decoded text before line endings were normalised, the decoded span ``prefix[start:stop]``
+#: (after a BOM, before the cap and a cut character), and whether the file was over the cap.
+#: A plain tuple: this is built for every file of every composition.
+_Body = tuple[str, str, int, int, bool]
 
 
 #: Cached once: looking the codec up costs more than decoding a typical file.
@@ -135,7 +132,7 @@ def _body(prefix: bytes, limit: int) -> _Body:
     else:
         text = prefix.decode("utf-8", "replace")
     body = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-    return _Body(body.rstrip(), text, start, stop, truncated)
+    return body.rstrip(), text, start, stop, truncated
 
 
 def normalise_body(
@@ -145,12 +142,10 @@ def normalise_body(
 
     ``prefix`` longer than ``limit`` means the file was longer than the cap.
     """
-    done = _body(prefix, limit)
-    text = done.text
+    body, text, start, stop, truncated = _body(prefix, limit)
     replaced = 0
     if "\ufffd" in text:  # O(1) for ASCII text: CPython compares the strings' widths first
-        literal = prefix[done.start : done.stop].count(_LITERAL_REPLACEMENT_CHAR)
-        replaced = text.count("\ufffd") - literal
+        replaced = text.count("\ufffd") - prefix[start:stop].count(_LITERAL_REPLACEMENT_CHAR)
     crlf = lone_cr = 0
     if "\r" in text:
         crlf = text.count("\r\n")
@@ -158,14 +153,14 @@ def normalise_body(
     report = FileReport(
         name=name,
         status="present",
-        size=size if size is not None else (None if done.truncated else len(prefix)),
-        kept_bytes=done.stop,
-        truncated=done.truncated,
-        bom_stripped=done.start > 0,
+        size=size if size is not None else (None if truncated else len(prefix)),
+        kept_bytes=stop,
+        truncated=truncated,
+        bom_stripped=start > 0,
         line_endings_normalised=crlf + lone_cr,
         invalid_bytes_replaced=replaced,
     )
-    return done.body + (TRUNCATION_NOTICE if done.truncated else ""), report
+    return body + (TRUNCATION_NOTICE if truncated else ""), report
 
 
 def _warn_truncated(location: str, name: str, size: int | None, limit: int) -> None:
@@ -189,14 +184,19 @@ def compose(
 
     ``compose_soul`` runs this on every call, so it builds no per-file diagnostics.
     """
-    found = [name for name in BOOTSTRAP_ORDER if name in prefixes]
-    sections = []
-    for name in found:
-        done = _body(prefixes[name], limit)
-        if done.truncated:
+    found: list[str] = []
+    sections: list[str] = []
+    for name in BOOTSTRAP_ORDER:
+        prefix = prefixes.get(name)
+        if prefix is None:
+            continue
+        body, _, _, _, truncated = _body(prefix, limit)
+        found.append(name)
+        if truncated:
             _warn_truncated(location, name, (sizes or {}).get(name), limit)
-        notice = TRUNCATION_NOTICE if done.truncated else ""
-        sections.append(f"## {name}\n\n{done.body}{notice}")
+            sections.append(f"## {name}\n\n{body}{TRUNCATION_NOTICE}")
+        else:
+            sections.append(f"## {name}\n\n{body}")
     return "\n\n".join(sections), found
 
 

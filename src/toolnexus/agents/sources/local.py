@@ -37,15 +37,16 @@ def _read_capped(fd: int, limit: int) -> Entry:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         return Entry(None)
-    want = min(info.st_size, limit) + 1
-    expected = min(info.st_size, limit + 1)
+    size = info.st_size
+    want = (size if size < limit else limit) + 1
+    expected = want if size > limit else size
     data = os.read(fd, want) if expected else b""
     while len(data) < expected:
         chunk = os.read(fd, want - len(data))
         if not chunk:
             break
         data += chunk
-    return Entry(data, info.st_size)
+    return Entry(data, size)
 
 
 class LocalSource(EntrySourceBase):
