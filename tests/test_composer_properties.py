@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE
-from toolnexus.agents.soul import compose_report, normalise_body
+from toolnexus.agents.soul import compose, compose_report, normalise_body
 
 CAPS = st.integers(min_value=1, max_value=24)
 
@@ -139,3 +139,11 @@ def test_empty_file_is_present_with_empty_body() -> None:
 def test_empty_home() -> None:
     report = compose_report("mem", {})
     assert (report.soul, report.found) == ("", [])
+
+
+@given(PERSONAS, CAPS)
+def test_compose_fast_path_equals_the_report(persona: dict[str, bytes], cap: int) -> None:
+    """compose_soul's hot path (no per-file reports) composes exactly what inspect_soul reports."""
+    prefixes = {n: d[: cap + 1] for n, d in persona.items()}
+    report = compose_report("mem", prefixes, limit=cap)
+    assert compose("mem", prefixes, limit=cap) == (report.soul, report.found)

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from .errors import BootstrapError, read_error
 from .soul import MAX_BOOTSTRAP_FILE_BYTES
 from .sources import FsspecSource
-from .sources.local import _read_capped
+from .sources.local import read_capped
 
 try:
     import fcntl
@@ -128,7 +128,7 @@ class LocalStore:
                 ) from error
             raise _storage_error(error, self.location, "read") from error
         try:
-            data = _read_capped(fd, MAX_BOOTSTRAP_FILE_BYTES).data
+            data = read_capped(fd, MAX_BOOTSTRAP_FILE_BYTES).data
         except OSError as error:
             raise _storage_error(error, self.location, "read") from error
         finally:
@@ -189,7 +189,7 @@ class FsspecStore:
 
     def __init__(self, home: FsspecSource) -> None:
         self.fs = home.fs
-        self.path = home._path_of(MEMORY_FILE)
+        self.path = home.path_of(MEMORY_FILE)
         self.location = home.location
         self._key = str(self.fs.unstrip_protocol(self.path))
 
@@ -230,7 +230,7 @@ class S3Store:
 
     def __init__(self, home: FsspecSource) -> None:
         self.fs = home.fs
-        self.path = home._path_of(MEMORY_FILE)
+        self.path = home.path_of(MEMORY_FILE)
         self.bucket, self.key, _ = self.fs.split_path(self.path)
         self.location = home.location
         # Writers sharing this s3fs instance (one client) queue here; other clients meet at the CAS.

@@ -19,6 +19,7 @@ __all__ = [
     "TRUNCATION_NOTICE",
     "FileReport",
     "SoulReport",
+    "compose",
     "compose_report",
     "normalise_body",
 ]
@@ -98,42 +99,105 @@ class SoulReport:
         }
 
 
+#: One file's body (without the truncation notice: the caller appends it, saving a copy), the
+#: decoded text before line endings were normalised, the decoded span ``prefix[start:stop]``
+#: (after a BOM, before the cap and a cut character), and whether the file was over the cap.
+#: A plain tuple: this is built for every file of every composition.
+_Body = tuple[str, str, int, int, bool]
+
+
+#: Cached once: looking the codec up costs more than decoding a typical file.
+_Utf8Decoder = codecs.getincrementaldecoder("utf-8")
+
+
+def _body(prefix: bytes, limit: int) -> _Body:
+    """The rules, once: cap, BOM, decode (a cut character is dropped), line endings, trailing space.
+
+    This is the hot path of every composition, so nothing is done that does not apply and a
+    2 MiB prefix is never copied before decoding (large copies cost page faults, not just memcpy).
+    """
+    truncated = len(prefix) > limit
+    end = limit if truncated else len(prefix)
+    start = len(_UTF8_BOM) if end >= len(_UTF8_BOM) and prefix.startswith(_UTF8_BOM) else 0
+    stop = end
+    if truncated:
+        # A character cut by the cap starts with a lead byte in the last three bytes, and UTF-8
+        # resynchronises at every lead byte: an incremental decoder fed just the tail holds back
+        # exactly what it would hold back after decoding everything. Dropped, never U+FFFD.
+        decoder = _Utf8Decoder("replace")
+        decoder.decode(prefix[max(start, end - 4) : end], final=False)
+        stop -= len(decoder.getstate()[0])
+    if start or stop < len(prefix):
+        text = str(memoryview(prefix)[start:stop], "utf-8", "replace")
+    else:
+        text = prefix.decode("utf-8", "replace")
+    body = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    return body.rstrip(), text, start, stop, truncated
+
+
 def normalise_body(
     prefix: bytes, *, limit: int = MAX_BOOTSTRAP_FILE_BYTES, size: int | None = None, name: str = ""
 ) -> tuple[str, FileReport]:
-    """Turn the first ``limit + 1`` bytes of a file into its section body.
+    """Turn the first ``limit + 1`` bytes of a file into its section body, and say what changed.
 
-    ``prefix`` longer than ``limit`` means the file was longer than the cap. The cut can split a
-    multi-byte character; an incremental decoder holds such an incomplete tail back instead of
-    replacing it, so a cut never produces U+FFFD while genuinely invalid bytes still do.
+    ``prefix`` longer than ``limit`` means the file was longer than the cap.
     """
-    truncated = len(prefix) > limit
-    kept = prefix[:limit] if truncated else prefix
-    bom_stripped = kept.startswith(_UTF8_BOM)
-    if bom_stripped:
-        kept = kept[len(_UTF8_BOM) :]
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    text = decoder.decode(kept, final=not truncated)
-    held_back = len(decoder.getstate()[0])
-    replaced = text.count("\ufffd") - kept.count(_LITERAL_REPLACEMENT_CHAR)
-    crlf = text.count("\r\n")
-    lone_cr = text.count("\r") - crlf
-    if crlf or lone_cr:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    body = text.rstrip()
-    if truncated:
-        body += TRUNCATION_NOTICE
+    body, text, start, stop, truncated = _body(prefix, limit)
+    replaced = 0
+    if "\ufffd" in text:  # O(1) for ASCII text: CPython compares the strings' widths first
+        replaced = text.count("\ufffd") - prefix[start:stop].count(_LITERAL_REPLACEMENT_CHAR)
+    crlf = lone_cr = 0
+    if "\r" in text:
+        crlf = text.count("\r\n")
+        lone_cr = text.count("\r") - crlf
     report = FileReport(
         name=name,
         status="present",
         size=size if size is not None else (None if truncated else len(prefix)),
-        kept_bytes=len(kept) - held_back + (len(_UTF8_BOM) if bom_stripped else 0),
+        kept_bytes=stop,
         truncated=truncated,
-        bom_stripped=bom_stripped,
+        bom_stripped=start > 0,
         line_endings_normalised=crlf + lone_cr,
         invalid_bytes_replaced=replaced,
     )
-    return body, report
+    return body + (TRUNCATION_NOTICE if truncated else ""), report
+
+
+def _warn_truncated(location: str, name: str, size: int | None, limit: int) -> None:
+    logger.warning(
+        "%s: %s is %s bytes, over the %d-byte bootstrap cap; truncated",
+        location,
+        name,
+        "more than " + str(limit) if size is None else size,
+        limit,
+    )
+
+
+def compose(
+    location: str,
+    prefixes: Mapping[str, bytes],
+    *,
+    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
+    sizes: Mapping[str, int] | None = None,
+) -> tuple[str, list[str]]:
+    """``(soul, found)`` from the present files: :func:`compose_report` without the report.
+
+    ``compose_soul`` runs this on every call, so it builds no per-file diagnostics.
+    """
+    found: list[str] = []
+    sections: list[str] = []
+    for name in BOOTSTRAP_ORDER:
+        prefix = prefixes.get(name)
+        if prefix is None:
+            continue
+        body, _, _, _, truncated = _body(prefix, limit)
+        found.append(name)
+        if truncated:
+            _warn_truncated(location, name, (sizes or {}).get(name), limit)
+            sections.append(f"## {name}\n\n{body}{TRUNCATION_NOTICE}")
+        else:
+            sections.append(f"## {name}\n\n{body}")
+    return "\n\n".join(sections), found
 
 
 def compose_report(
@@ -160,13 +224,7 @@ def compose_report(
             continue
         body, report = normalise_body(prefix, limit=limit, size=sizes.get(name), name=name)
         if report.truncated:
-            logger.warning(
-                "%s: %s is %s bytes, over the %d-byte bootstrap cap; truncated",
-                location,
-                name,
-                "more than " + str(limit) if report.size is None else report.size,
-                limit,
-            )
+            _warn_truncated(location, name, report.size, limit)
         found.append(name)
         files.append(report)
         sections.append(f"## {name}\n\n{body}")

@@ -1,7 +1,8 @@
 """The public entry points: resolve the location, read once, compose — one shared path.
 
 ``compose_soul``, ``compose_soul_async`` and ``inspect_soul`` differ only in how they wait for
-I/O and how much they return; the composition itself is :func:`soul.compose_report` for all.
+I/O and how much they return; the rules themselves live once in :mod:`soul` (``compose`` for the
+soul alone, ``compose_report`` when the caller wants per-file diagnostics).
 """
 
 from __future__ import annotations
@@ -10,10 +11,22 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose_report
+from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose, compose_report
 from .sources import Location, Reading, open_source, read_entries, read_entries_async
 
 __all__ = ["compose_soul", "compose_soul_async", "inspect_soul"]
+
+
+def _soul(reading: Reading) -> tuple[str, list[str]]:
+    """The hot path: no per-file diagnostics are built."""
+    prefixes: dict[str, bytes] = {}
+    sizes: dict[str, int] = {}
+    for name, entry in reading.entries.items():
+        if entry.data is not None:
+            prefixes[name] = entry.data
+            if entry.size is not None:
+                sizes[name] = entry.size
+    return compose(reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes)
 
 
 def _report(reading: Reading) -> SoulReport:
@@ -53,8 +66,7 @@ def compose_soul(
     ``storage_options`` configure the filesystem built from a URL (per hop, keyed by protocol,
     for chained URLs). The result is a snapshot: call again to pick up edits.
     """
-    report = _report(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=False))
-    return report.soul, report.found
+    return _soul(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=False))
 
 
 async def compose_soul_async(
@@ -72,9 +84,7 @@ async def compose_soul_async(
     source = open_source(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
-    reading = await read_entries_async(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
-    report = _report(reading)
-    return report.soul, report.found
+    return _soul(await read_entries_async(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))
 
 
 def inspect_soul(

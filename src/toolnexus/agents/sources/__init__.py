@@ -9,11 +9,9 @@ fsspec (chained ``zip://…::…`` URLs are unwrapped so bundles are always read
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import location_error, read_error
 from .base import BootstrapSource, Entry, EntrySourceBase, Reading, read_entries, read_entries_async
 from .bundle import BundleSource
 from .fsspec import FsspecSource
@@ -51,9 +49,11 @@ def open_source(
     """Turn anything ``compose_soul`` accepts into a :class:`BootstrapSource`.
 
     Raises :class:`TypeError` for an unsupported location or options that cannot apply to it.
-    Does no I/O beyond a ``stat`` of a local path.
+    Does no I/O: a location is looked at when it is read.
     """
-    if isinstance(location, BootstrapSource) and not isinstance(location, str | os.PathLike):
+    # A str is never a source; saying so first skips the runtime-Protocol check, which costs
+    # more than composing a small local soul.
+    if not isinstance(location, str | os.PathLike) and isinstance(location, BootstrapSource):
         if storage_options or fs is not None or follow_external_symlinks:
             raise TypeError(
                 "storage_options, fs and follow_external_symlinks cannot apply to a BootstrapSource; "
@@ -108,19 +108,8 @@ def _on_filesystem(fs: Any, path: str, follow_external_symlinks: bool) -> Bootst
 
 
 def _local(path: str, follow_external_symlinks: bool) -> BootstrapSource:
-    """A directory is a home; a regular file is a bundle (or, if not a zip, an error when read)."""
-    path = os.path.abspath(path)  # messages and reports always show where the home really is
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise location_error(FileNotFoundError, path, "no such persona home") from None
-    except OSError as error:
-        raise read_error(error, path, None) from error
-    if stat.S_ISDIR(mode):
-        return LocalSource(path, follow_external_symlinks=follow_external_symlinks)
-    if stat.S_ISREG(mode):
-        return BundleSource.from_file(path)
-    raise location_error(NotADirectoryError, path, "is neither a directory nor a zip bundle")
+    """A local home; whether it is a directory or a bundle is found out by reading it."""
+    return LocalSource(path, follow_external_symlinks=follow_external_symlinks)
 
 
 def url_to_fs(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:

@@ -20,19 +20,22 @@ Every failure names the bundle (and the member), whatever layer it came from.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from ..errors import BootstrapError, describe, location_error, read_error
 from .base import Entry, EntrySourceBase, Reading
 
-__all__ = ["BUNDLE_BLOCK_SIZE", "ZIP_SIGNATURES", "BundleSource"]
+__all__ = ["BUNDLE_BLOCK_SIZE", "ZIP_SIGNATURES", "BundleSource", "open_archive"]
 
 #: Readahead for archives on remote storage: small, so an asset stored next to the persona's
-#: files is never fetched (fsspec's default buffer would read 50 MiB).
-BUNDLE_BLOCK_SIZE = 32 * 1024
+#: files is never fetched (fsspec's default buffer would read 50 MiB). Each readahead miss costs
+#: at most this much slack: the tail, then at most two misses per member (header, then data),
+#: keeps a seven-member composition under 256 KiB of slack however the members are scattered.
+BUNDLE_BLOCK_SIZE = 16 * 1024
 
 #: Leading bytes of a zip archive (local file header, empty archive, spanning marker).
 ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
@@ -74,12 +77,7 @@ class BundleSource(EntrySourceBase):
     @classmethod
     def from_fs(cls, fs: Any, path: str, folder: str | None = None) -> BundleSource:
         """A bundle on any fsspec filesystem, read through a small readahead buffer."""
-
-        def opener() -> IO[bytes]:
-            handle = fs.open(path, "rb", block_size=BUNDLE_BLOCK_SIZE, cache_type="readahead")
-            return _SeekErrorsAsOSError(handle)  # type: ignore[return-value]
-
-        return cls(opener, str(fs.unstrip_protocol(path)), folder)
+        return cls(functools.partial(open_archive, fs, path), str(fs.unstrip_protocol(path)), folder)
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         """Open the archive, pick the home folder, inflate each wanted member up to the cap.
@@ -171,6 +169,25 @@ class BundleSource(EntrySourceBase):
             if folder not in ("", ".", ".."):
                 return f"{folder}/"
         return ""
+
+
+def open_archive(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> IO[bytes]:
+    """Open an archive on an fsspec filesystem for :mod:`zipfile`: small readahead, seek errors fixed.
+
+    ``info``, when the caller has just looked the file up, spares the lookup that reading a remote
+    file otherwise does (a HEAD on S3, whose ETag then pins every ranged GET to this version of the
+    object). Pass it only to an opener used once, so it cannot go stale.
+    """
+    known = {} if info is None else {"size": info["size"]}
+    handle = fs.open(path, "rb", block_size=BUNDLE_BLOCK_SIZE, cache_type="readahead", **known)
+    if hasattr(type(handle), "details"):  # fsspec's AbstractBufferedFile: reads are ranged requests
+        if info is not None:
+            handle.details = dict(info)
+        # zipfile reads the end record, the zip64 locator and the central directory backwards
+        # from the end, each a readahead miss: one read of the last block serves all three.
+        handle.seek(max(0, handle.size - BUNDLE_BLOCK_SIZE))
+        handle.read(BUNDLE_BLOCK_SIZE)
+    return _SeekErrorsAsOSError(handle)  # type: ignore[return-value]
 
 
 class _SeekErrorsAsOSError:

@@ -2,21 +2,23 @@
 
 The read of a home is a single ``cat_ranges`` call asking each bootstrap path for bytes
 ``[0, limit + 1)``: on S3 that is one ranged GET per name, all in flight together, with no LIST and
-no HEAD — one round trip. Only when *every* name is missing is the home itself looked up (one
-fresh ``info``), to tell an empty home from a missing one, or to find that the location is a
-zip bundle. Listing caches are invalidated before that lookup, so it is never stale.
+no HEAD — one round trip. Only when *every* name is missing is the home itself looked up: one
+fresh ``isdir`` (on S3 a single LIST) tells an empty home; only if that fails is the path itself
+looked up (a HEAD), to find a zip bundle or report a missing home. Listing caches are invalidated
+before each lookup, so none is ever stale.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import location_error, read_error
 from .base import Entry, EntrySourceBase, Reading
-from .bundle import BundleSource
+from .bundle import BundleSource, open_archive
 
 __all__ = ["FsspecSource"]
 
@@ -38,25 +40,29 @@ class FsspecSource(EntrySourceBase):
         self.path = path
         self.location = str(fs.unstrip_protocol(path))
 
-    def _path_of(self, name: str) -> str:
+    def path_of(self, name: str) -> str:
         base = self.path.rstrip("/")
         if base:
             return f"{base}/{name}"
         return f"/{name}" if self.path.startswith("/") else name
 
-    def _bundle(self) -> BundleSource:
-        return BundleSource.from_fs(self.fs, self.path)
+    def _bundle(self, info: dict[str, Any]) -> BundleSource:
+        """The home is a file: a bundle, opened with the size just looked up (no second HEAD)."""
+        opener = functools.partial(open_archive, self.fs, self.path, info)
+        return BundleSource(opener, self.location)
 
     def _cat_arguments(self, names: Sequence[str], limit: int) -> tuple[list[str], list[int], list[int]]:
-        return [self._path_of(name) for name in names], [0] * len(names), [limit + 1] * len(names)
+        return [self.path_of(name) for name in names], [0] * len(names), [limit + 1] * len(names)
 
     def _looks_like_bundle(self) -> bool:
         return self.path.lower().endswith(".zip")
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         """One concurrent batch of capped reads; a home lookup only when nothing was there."""
-        if self._looks_like_bundle() and self._kind() == "file":
-            return self._bundle().read_entries(names, limit, exact_sizes=exact_sizes)
+        if self._looks_like_bundle():
+            info = self._fresh_info(self.path, None)
+            if info.get("type") == "file":
+                return self._bundle(info).read_entries(names, limit, exact_sizes=exact_sizes)
         try:
             results = self.fs.cat_ranges(*self._cat_arguments(names, limit), on_error="return")
         except Exception as error:
@@ -97,14 +103,24 @@ class FsspecSource(EntrySourceBase):
                 data = bytes(result)
             size = len(data) if len(data) <= limit else None
             if size is None and exact_sizes:
-                size = self._fresh_info(self._path_of(name), name)["size"]
+                size = self._fresh_info(self.path_of(name), name)["size"]
             entries[name] = Entry(data, size)
         if entries:
             return Reading(self.location, entries)
-        kind = self._kind()
-        if kind == "file":
-            return self._bundle().read_entries(names, limit, exact_sizes=exact_sizes)
-        return Reading(self.location, entries)
+        return self._nothing_found(names, limit, exact_sizes)
+
+    def _nothing_found(self, names: Sequence[str], limit: int, exact_sizes: bool) -> Reading:
+        """No name was there: an empty home (one listing), a bundle, or no home at all."""
+        self.fs.invalidate_cache(self.path)
+        try:
+            if self.fs.isdir(self.path):
+                return Reading(self.location, {})
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+        info = self._fresh_info(self.path, None)
+        if info.get("type") == "file":
+            return self._bundle(info).read_entries(names, limit, exact_sizes=exact_sizes)
+        return Reading(self.location, {})
 
     def _fresh_info(self, path: str, name: str | None) -> dict[str, Any]:
         self.fs.invalidate_cache(path)
@@ -116,6 +132,3 @@ class FsspecSource(EntrySourceBase):
             raise read_error(error, self.location, name) from error
         return info
 
-    def _kind(self) -> str:
-        """``"file"`` or ``"directory"`` for the home path, looked up fresh; missing raises."""
-        return str(self._fresh_info(self.path, None).get("type", "directory"))

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 
 from ..errors import BootstrapError, location_error, read_error
 from .base import Entry, EntrySourceBase, Reading
+from .bundle import BundleSource
 
-__all__ = ["LocalSource"]
+__all__ = ["LocalSource", "read_capped"]
 
 _OPEN_FLAGS = (
     os.O_RDONLY
@@ -34,20 +35,21 @@ _NOFOLLOW_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
 _PROC_FD = "/proc/self/fd" if sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd") else None
 
 
-def _read_capped(fd: int, limit: int) -> Entry:
+def read_capped(fd: int, limit: int) -> Entry:
     """Read at most ``limit + 1`` bytes of an open regular file; ``Entry(None)`` if not regular."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         return Entry(None)
-    want = min(info.st_size, limit) + 1
-    expected = min(info.st_size, limit + 1)
+    size = info.st_size
+    want = (size if size < limit else limit) + 1
+    expected = want if size > limit else size
     data = os.read(fd, want) if expected else b""
     while len(data) < expected:
         chunk = os.read(fd, want - len(data))
         if not chunk:
             break
         data += chunk
-    return Entry(data, info.st_size)
+    return Entry(data, size)
 
 
 class LocalSource(EntrySourceBase):
@@ -65,54 +67,77 @@ class LocalSource(EntrySourceBase):
         self.follow_external_symlinks = follow_external_symlinks
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        """One scan of the home, then one bounded read per present name (``exact_sizes`` is free)."""
+        """One scan of the home, then one bounded read per present name (``exact_sizes`` is free).
+
+        A home that turns out to be a regular file is read as a zip bundle: opening it as a
+        directory is what tells, so a composition costs no ``stat`` up front.
+        """
+        dir_fd: int | None = None
+        listing: dict[str, os.DirEntry[str]] | None = None
         try:
-            dir_fd = os.open(self.root, _DIR_FLAGS) if _HAS_DIR_FD else None
-            scan_target: int | str = self.root if dir_fd is None else dir_fd
-            with os.scandir(scan_target) as scan:
-                wanted = set(names)
-                listing = {entry.name: entry for entry in scan if entry.name in wanted}
-        except FileNotFoundError:
-            raise location_error(FileNotFoundError, self.location, "no such persona home") from None
-        except NotADirectoryError:
-            raise location_error(NotADirectoryError, self.location, "not a directory") from None
-        except OSError as error:
-            raise read_error(error, self.location, None) from error
-        try:
-            entries: dict[str, Entry] = {}
-            for name in names:
-                dir_entry = listing.get(name)
-                if dir_entry is None:
-                    continue
-                try:
-                    if dir_entry.is_symlink():
-                        entries[name] = self._read_symlink(name, limit)
-                    elif dir_entry.is_file(follow_symlinks=False):
-                        entries[name] = self._read_file(dir_fd, name, limit)
-                    else:
-                        entries[name] = Entry(None)
-                except FileNotFoundError:
-                    continue  # removed after the scan: absent, as if the call had come later
-                except OSError as error:
-                    raise read_error(error, self.location, name) from error
-            return Reading(self.location, entries)
+            try:
+                if _HAS_DIR_FD:
+                    dir_fd = os.open(self.root, _DIR_FLAGS)
+                with os.scandir(self.root if dir_fd is None else dir_fd) as scan:
+                    listing = {entry.name: entry for entry in scan}
+            except FileNotFoundError:
+                raise location_error(FileNotFoundError, self.location, "no such persona home") from None
+            except NotADirectoryError:
+                pass  # a file: a bundle, or an error (below)
+            except OSError as error:
+                raise read_error(error, self.location, None) from error
+            if listing is not None:
+                return Reading(self.location, self._read_listed(dir_fd, listing, names, limit))
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
+        return self._bundle().read_entries(names, limit, exact_sizes=exact_sizes)
 
-    def _read_file(self, dir_fd: int | None, name: str, limit: int) -> Entry:
-        path = name if dir_fd is not None else os.path.join(self.root, name)
+    def _bundle(self) -> BundleSource:
+        """The home is not a directory: a regular file is a zip bundle, anything else an error."""
         try:
-            fd = os.open(path, _OPEN_FLAGS, dir_fd=dir_fd)
+            mode = os.stat(self.root).st_mode
+        except OSError as error:
+            raise read_error(error, self.location, None) from error
+        if not stat.S_ISREG(mode):
+            raise location_error(NotADirectoryError, self.location, "is neither a directory nor a zip bundle")
+        return BundleSource.from_file(self.root)
+
+    def _read_listed(
+        self, dir_fd: int | None, listing: dict[str, os.DirEntry[str]], names: Sequence[str], limit: int
+    ) -> dict[str, Entry]:
+        entries: dict[str, Entry] = {}
+        for name in names:
+            dir_entry = listing.get(name)
+            if dir_entry is None:
+                continue
+            try:
+                if dir_entry.is_file(follow_symlinks=False):
+                    fd = self._open_listed(dir_fd, dir_entry)
+                    try:
+                        entries[name] = read_capped(fd, limit)
+                    finally:
+                        os.close(fd)
+                elif dir_entry.is_symlink():
+                    entries[name] = self._read_symlink(name, limit)
+                else:
+                    entries[name] = Entry(None)
+            except FileNotFoundError:
+                continue  # removed after the scan: absent, as if the call had come later
+            except OSError as error:
+                raise read_error(error, self.location, name) from error
+        return entries
+
+    def _open_listed(self, dir_fd: int | None, dir_entry: os.DirEntry[str]) -> int:
+        """Open a file the scan saw as regular; one swapped for a symlink since is refused."""
+        path = dir_entry.name if dir_fd is not None else dir_entry.path
+        try:
+            return os.open(path, _OPEN_FLAGS, dir_fd=dir_fd)
         except OSError as error:
             if error.errno not in _NOFOLLOW_ERRNOS:
                 raise
             reason = "became a symlink after it was scanned; not followed (compose again to apply the rule)"
-            raise BootstrapError(f"{name} in {self.location} {reason}") from error
-        try:
-            return _read_capped(fd, limit)
-        finally:
-            os.close(fd)
+            raise BootstrapError(f"{dir_entry.name} in {self.location} {reason}") from error
 
     def _read_symlink(self, name: str, limit: int) -> Entry:
         link = os.path.join(self.root, name)
@@ -130,7 +155,7 @@ class LocalSource(EntrySourceBase):
         try:
             if _PROC_FD is not None:  # the target may have been swapped since realpath: recheck
                 self._check_inside(name, os.readlink(f"{_PROC_FD}/{fd}"))
-            return _read_capped(fd, limit)
+            return read_capped(fd, limit)
         finally:
             os.close(fd)
 

@@ -1,0 +1,107 @@
+"""Run every performance target of issue 3 against its baseline, in one run: ``python -m benchmarks``.
+
+Prints a Markdown table and writes the same figures as JSON (and, with matplotlib, a PNG of the
+scaling curves) to ``benchmarks/results/`` — or to ``--out``. ``--quick`` is a smoke run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks import local, remote
+from benchmarks.harness import MIB, Row, table, write_json
+from benchmarks.plot import plot_scaling
+
+
+@dataclass(frozen=True)
+class Plan:
+    rounds: int
+    local_calls: int
+    huge: int
+    bomb: int
+    asset: int
+    latency: float
+    fleet_latency: float
+    fleet_rounds: int
+    persona_counts: list[int]
+    sizes: list[int]
+
+
+FULL = Plan(
+    rounds=15,
+    local_calls=200,
+    huge=1024 * MIB,
+    bomb=512 * MIB,
+    asset=50 * 1000 * 1000,
+    latency=0.2,
+    fleet_latency=0.5,
+    fleet_rounds=3,
+    persona_counts=[1, 2, 4, 8, 16, 32, 64],
+    sizes=[k * 1024 for k in (4, 16, 64, 256, 512, 1024, 1536, 2048, 4096, 16384, 65536)],
+)
+QUICK = Plan(
+    rounds=5,
+    local_calls=50,
+    huge=64 * MIB,
+    bomb=64 * MIB,
+    asset=8 * MIB,
+    latency=0.2,
+    fleet_latency=0.5,
+    fleet_rounds=1,
+    persona_counts=[1, 4, 16],
+    sizes=[k * 1024 for k in (16, 512, 2048, 8192)],
+)
+
+
+def run(plan: Plan, work: Path, quick: bool) -> tuple[list[Row], dict[str, object]]:
+    def step(label: str) -> None:
+        print(f"… {label}", file=sys.stderr, flush=True)
+
+    rows: list[Row] = []
+    step("local speed")
+    rows.append(local.target_local_speed(work, plan.rounds, plan.local_calls))
+    step("bounded bytes: sparse file, zip bomb")
+    rows.append(local.target_sparse(work, plan.rounds, plan.huge))
+    rows.append(local.target_zip_bomb(work, plan.bomb))
+    with remote.s3_environment() as s3:
+        step("S3: 8 MiB object")
+        rows.append(remote.target_big_object(s3))
+        step("S3: one round trip")
+        rows += remote.target_one_round_trip(s3, plan.rounds, plan.latency)
+        step("S3: bundle with a large asset")
+        rows += remote.target_bundle(s3, plan.asset, plan.latency)
+        step("S3: async fleet")
+        rows.append(remote.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency, not quick))
+    step("scaling")
+    scaling_rows, curves = local.scaling(work, plan.rounds, plan.persona_counts, plan.sizes)
+    rows += scaling_rows
+    return rows, curves
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, smaller files: a smoke run")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where to write")
+    args = parser.parse_args(argv)
+    logging.getLogger("toolnexus").setLevel(logging.ERROR)  # truncation warnings are expected here
+    plan = QUICK if args.quick else FULL
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="toolnexus-bench-") as scratch:
+        rows, curves = run(plan, Path(scratch), args.quick)
+    command = "python -m benchmarks" + (" --quick" if args.quick else "")
+    print(table(rows))
+    payload = {"command": command, "quick": args.quick, "seconds": time.perf_counter() - started}
+    write_json(args.out / "latest.json", {**payload, "scaling": curves}, rows)
+    plotted = plot_scaling(curves, args.out / "scaling.png")
+    print(f"\nwrote {args.out / 'latest.json'}" + (f" and {args.out / 'scaling.png'}" if plotted else ""))
+    return 0 if all(row.ok is not False for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Measurement kit: interleaved rounds, medians, one result row type, the table and the JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+@dataclass
+class Row:
+    """One target's figure next to its baseline, as printed and as written to JSON."""
+
+    target: str
+    measure: str
+    result: str
+    baseline: str = ""
+    ratio: float | None = None
+    requests: str = ""
+    bytes: int | None = None
+    round_trips: float | None = None
+    limit: str = ""
+    ok: bool | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def per_call(function: Callable[[], object], number: int) -> float:
+    """Seconds per call over ``number`` back-to-back calls."""
+    start = time.perf_counter()
+    for _ in range(number):
+        function()
+    return (time.perf_counter() - start) / number
+
+
+def interleaved(
+    candidates: dict[str, Callable[[], object]], *, rounds: int, number: int
+) -> dict[str, list[float]]:
+    """Time every candidate once per round, in turn, so load on a shared machine hits all alike."""
+    for function in candidates.values():
+        function()  # warm caches and imports before any round counts
+    times: dict[str, list[float]] = {name: [] for name in candidates}
+    for _ in range(rounds):
+        for name, function in candidates.items():
+            times[name].append(per_call(function, number))
+    return times
+
+
+def median_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float:
+    """Median of per-round ratios: robust to drift in machine load between rounds."""
+    return statistics.median(n / d for n, d in zip(numerators, denominators, strict=True))
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def fmt_bytes(count: int | None) -> str:
+    if count is None:
+        return ""
+    if count >= MIB:
+        return f"{count / MIB:.2f} MiB"
+    if count >= KIB:
+        return f"{count / KIB:.1f} KiB"
+    return f"{count} B"
+
+
+def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float]:
+    """Least-squares ``y = a + b·x``; returns ``(a, b, r²)``."""
+    slope, intercept = statistics.linear_regression(xs, ys)
+    mean = statistics.fmean(ys)
+    total = sum((y - mean) ** 2 for y in ys)
+    residual = sum((y - (intercept + slope * x)) ** 2 for x, y in zip(xs, ys, strict=True))
+    return intercept, slope, 1.0 - residual / total if total else 1.0
+
+
+_COLUMNS = ("Target", "Measure", "Result", "Baseline", "Ratio", "Requests", "Bytes", "RTs", "Limit", "OK")
+
+
+def table(rows: Sequence[Row]) -> str:
+    """A Markdown table: pasteable into README as it is."""
+    cells = [
+        [
+            row.target,
+            row.measure,
+            row.result,
+            row.baseline,
+            "" if row.ratio is None else f"{row.ratio:.2f}×",
+            row.requests,
+            fmt_bytes(row.bytes),
+            "" if row.round_trips is None else f"{row.round_trips:.2f}",
+            row.limit,
+            "" if row.ok is None else ("yes" if row.ok else "**NO**"),
+        ]
+        for row in rows
+    ]
+    widths = [max(len(c[i]) for c in [list(_COLUMNS), *cells]) for i in range(len(_COLUMNS))]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(_COLUMNS, widths, strict=True)) + " |"]
+    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells]
+    return "\n".join(lines)
+
+
+def machine() -> dict[str, Any]:
+    """Enough to tell two runs' machines apart."""
+    return {
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+    }
+
+
+def write_json(path: Path, payload: dict[str, Any], rows: Sequence[Row]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {**payload, "machine": machine(), "rows": [asdict(row) for row in rows]}
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
