@@ -7,6 +7,7 @@ be written, so every form ``compose_soul`` accepts means the same home here.
 from __future__ import annotations
 
 import os
+import stat
 import zipfile
 from typing import Any
 
@@ -36,12 +37,8 @@ def open_store(source: BootstrapSource) -> MemoryStore:
     a custom :class:`BootstrapSource` :class:`TypeError` (it has no write side).
     """
     if isinstance(source, LocalSource):
-        if not os.access(source.root, os.W_OK | os.X_OK):
-            raise location_error(PermissionError, source.root, "is not writable: MEMORY.md cannot be saved")
-        return LocalStore(source.root)
+        return _local_store(source.root)
     if isinstance(source, BundleSource):
-        if os.path.isfile(source.location) and not zipfile.is_zipfile(source.location):
-            raise location_error(NotADirectoryError, source.location, "is a file, not a persona folder")
         raise _not_writable(source.location, "a zip bundle (read-only)")
     if isinstance(source, FsspecSource):
         return _remote_store(source)
@@ -49,6 +46,21 @@ def open_store(source: BootstrapSource) -> MemoryStore:
         f"memory_tool needs a location it can write (a path, URL, fs= or UPath), "
         f"not a {type(source).__name__}, which can only be read"
     )
+
+
+def _local_store(root: str) -> MemoryStore:
+    """A local folder that exists and can be written; a file there is a bundle or a mistake."""
+    try:
+        mode = os.stat(root).st_mode
+    except FileNotFoundError:
+        raise location_error(FileNotFoundError, root, "no such persona home") from None
+    if not stat.S_ISDIR(mode):
+        if zipfile.is_zipfile(root):
+            raise _not_writable(root, "a zip bundle (read-only)")
+        raise location_error(NotADirectoryError, root, "is a file, not a persona folder")
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise location_error(PermissionError, root, "is not writable: MEMORY.md cannot be saved")
+    return LocalStore(root)
 
 
 def _is_read_only(fs: Any) -> bool:
