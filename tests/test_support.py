@@ -160,15 +160,15 @@ def test_latency_is_applied_concurrently(proxy: S3Proxy, bucket: str) -> None:
     fs = make_fs(proxy)
     fs.info(f"{bucket}/data.bin")  # set up the client outside the timed part
     proxy.reset()
-    proxy.latency = 0.2
+    proxy.latency = 0.5
     starts = list(range(0, 1000, 100))
     started = time.perf_counter()
     out = fs.cat_ranges([f"{bucket}/data.bin"] * 10, starts, [s + 10 for s in starts])
     elapsed = time.perf_counter() - started
     assert out == [DATA[s : s + 10] for s in starts]
     assert proxy.count("GET") == 10
-    assert 0.2 <= elapsed < 1.5  # 10 sequential requests would take >= 2 s
-    assert proxy.peak_in_flight > 1
+    assert elapsed >= 0.5  # the latency was applied (a lower bound: load cannot make it fail)
+    assert proxy.peak_in_flight > 1  # and requests overlapped (wall-clock upper bounds would flake)
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
@@ -204,9 +204,10 @@ def test_hundreds_of_concurrent_connections(proxy: S3Proxy) -> None:
         thread.join(30)
     elapsed = time.perf_counter() - started
     assert statuses == [404] * (2 * n)
-    assert proxy.peak_in_flight == n
+    # Overlap, not wall-clock: on a loaded machine a few threads may start late, so allow slack.
+    assert proxy.peak_in_flight >= n * 0.9
     assert len({r.connection_id for r in proxy.requests}) == n
-    assert elapsed < 10  # serial would be 400 s; two concurrent rounds are ~1 s
+    assert elapsed < 60  # a hang guard only: serially the 800 requests would take 400 s
 
 
 # -- faults -----------------------------------------------------------------------
