@@ -146,6 +146,18 @@ def test_403_is_a_permission_error_naming_the_file(proxy: S3Proxy, home: str, us
     assert gets_of(proxy, f"{home}/SOUL.md") == 1  # access denied is not retried
 
 
+@both
+def test_a_denied_prefix_is_reported_against_the_home_not_the_first_file(
+    proxy: S3Proxy, home: str, use_async: bool
+) -> None:
+    prefix = f"/{home}/"
+    proxy.add_fault(lambda request: request.method == "GET" and request.path.startswith(prefix), Status(403))
+    with pytest.raises(PermissionError, match=f"cannot read s3://{home}: permission denied") as caught:
+        compose(f"s3://{home}", use_async, storage_options=options(proxy))
+    assert "AGENTS.md" not in str(caught.value)
+    assert proxy.count("GET") == 7
+
+
 # --- connection resets and truncated bodies --------------------------------------------------
 
 

@@ -23,6 +23,11 @@ from .bundle import BundleSource, open_archive
 __all__ = ["FsspecSource"]
 
 
+def _means_absent_or_empty(result: BaseException) -> bool:
+    """Per-name outcomes that are answers, not failures."""
+    return isinstance(result, FileNotFoundError | IsADirectoryError) or _is_empty_range_error(result)
+
+
 def _is_empty_range_error(result: BaseException) -> bool:
     """S3 answers a ranged GET of an empty object with 416, which s3fs raises as EINVAL."""
     return isinstance(result, OSError) and result.errno == errno.EINVAL and "satisfiable" in str(result)
@@ -88,6 +93,7 @@ class FsspecSource(EntrySourceBase):
         return await asyncio.to_thread(self._finish, names, results, limit, exact_sizes)
 
     def _finish(self, names: Sequence[str], results: list[Any], limit: int, exact_sizes: bool) -> Reading:
+        self._raise_if_all_failed_alike(results)
         entries: dict[str, Entry] = {}
         for name, result in zip(names, results, strict=True):
             if isinstance(result, FileNotFoundError):
@@ -108,6 +114,13 @@ class FsspecSource(EntrySourceBase):
         if entries:
             return Reading(self.location, entries)
         return self._nothing_found(names, limit, exact_sizes)
+
+    def _raise_if_all_failed_alike(self, results: list[Any]) -> None:
+        """Every read failing the same way (no credentials, a stalled endpoint, a denied prefix)
+        is about the home, not about whichever file happens to come first: say so."""
+        failures = [r for r in results if isinstance(r, Exception) and not _means_absent_or_empty(r)]
+        if len(failures) == len(results) > 1 and len({(type(f), str(f)) for f in failures}) == 1:
+            raise read_error(failures[0], self.location, None) from failures[0]
 
     def _nothing_found(self, names: Sequence[str], limit: int, exact_sizes: bool) -> Reading:
         """No name was there: an empty home (one listing), a bundle, or no home at all."""
