@@ -56,11 +56,14 @@ MEMORY_FILE = "MEMORY.md"
 
 #: Compare-and-swap attempts on S3 before giving up with a :class:`BootstrapError`. Generous,
 #: because under sustained contention the retry count has a long tail: 8 clients appending in a
-#: tight loop against moto needed up to ~30 attempts for the unluckiest edit (3.4 on average).
-MAX_ATTEMPTS = 50
+#: tight loop against moto needed up to ~30 attempts for the unluckiest edit (3.4 on average), and
+#: with ~1/8 odds per attempt, 50 attempts would still fail about one edit in a thousand.
+MAX_ATTEMPTS = 200
 
 #: Upper bound of the jittered pause between S3 attempts, in seconds (grows with each attempt).
-_BACKOFF_BASE, _BACKOFF_MAX = 0.005, 0.5
+#: Kept short so an unlucky writer retries as often as fresh ones instead of starving behind them;
+#: the worst case before the error is about MAX_ATTEMPTS x (one GET + one PUT + 0.1 s).
+_BACKOFF_BASE, _BACKOFF_MAX = 0.005, 0.1
 
 _READ_LIMIT = MAX_BOOTSTRAP_FILE_BYTES + 1
 _NOFOLLOW, _CLOEXEC = getattr(os, "O_NOFOLLOW", 0), getattr(os, "O_CLOEXEC", 0)
