@@ -12,8 +12,23 @@ CAPS = st.integers(min_value=1, max_value=24)
 
 # Bytes that exercise the rules: BOM, CR/LF, multi-byte characters, invalid bytes, whitespace.
 INTERESTING = st.sampled_from(
-    [b"\xef\xbb\xbf", b"\r\n", b"\r", b"\n", b" ", b"\t", "é".encode(), "€".encode(), "😀".encode(),
-     b"\xff", b"\xe2\x82", b"\xf0\x9f", "\ufffd".encode(), b"a", b"Z"]
+    [
+        b"\xef\xbb\xbf",
+        b"\r\n",
+        b"\r",
+        b"\n",
+        b" ",
+        b"\t",
+        "é".encode(),
+        "€".encode(),
+        "😀".encode(),
+        b"\xff",
+        b"\xe2\x82",
+        b"\xf0\x9f",
+        "\ufffd".encode(),
+        b"a",
+        b"Z",
+    ]
 )
 CONTENT = st.one_of(
     st.binary(max_size=40),

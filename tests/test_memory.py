@@ -97,26 +97,36 @@ MISTAKES: Sequence[tuple[dict[str, Any], str]] = [
     ({"command": "forget"}, "error: command must be one of view, append, replace, remove (got 'forget')."),
     ({"command": 3}, "error: command must be one of view, append, replace, remove (got 3)."),
     ({"command": "append"}, "error: append needs 'content' as a string ('content' is missing)."),
-    ({"command": "append", "content": 7}, (
-        "error: append needs 'content' as a string ('content' is int, not a string)."
-    )),
+    (
+        {"command": "append", "content": 7},
+        ("error: append needs 'content' as a string ('content' is int, not a string)."),
+    ),
     ({"command": "append", "content": "  \n"}, "error: 'content' must not be empty."),
     ({"command": "replace", "old": "tea"}, "error: replace needs 'new' as a string ('new' is missing)."),
     ({"command": "remove", "old": ""}, "error: 'old' must not be empty."),
-    ({"command": "remove", "old": ["tea"]}, (
-        "error: remove needs 'old' as a string ('old' is list, not a string)."
-    )),
+    (
+        {"command": "remove", "old": ["tea"]},
+        ("error: remove needs 'old' as a string ('old' is list, not a string)."),
+    ),
     ({"command": "view", "text": "x"}, "error: unknown field 'text'; view takes no other fields."),
-    ({"command": "append", "content": "x", "old": "tea"}, (
-        "error: append takes 'content', not 'old'; leave 'old' out."
-    )),
-    ({"command": "remove", "old": "coffee"}, (
-        "error: 'old' does not occur in MEMORY.md; call view and copy the text exactly. Nothing was changed."
-    )),
-    ({"command": "replace", "old": "tea", "new": "x"}, (
-        "error: 'old' occurs 2 times in MEMORY.md; include more of the surrounding text so it occurs "
-        "exactly once. Nothing was changed."
-    )),
+    (
+        {"command": "append", "content": "x", "old": "tea"},
+        ("error: append takes 'content', not 'old'; leave 'old' out."),
+    ),
+    (
+        {"command": "remove", "old": "coffee"},
+        (
+            "error: 'old' does not occur in MEMORY.md; call view and copy the text exactly. "
+            "Nothing was changed."
+        ),
+    ),
+    (
+        {"command": "replace", "old": "tea", "new": "x"},
+        (
+            "error: 'old' occurs 2 times in MEMORY.md; include more of the surrounding text so it occurs "
+            "exactly once. Nothing was changed."
+        ),
+    ),
 ]
 
 

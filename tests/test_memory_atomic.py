@@ -56,7 +56,10 @@ def test_local_failure_part_way_keeps_the_old_file(
         return real_open(path, flags, *args, **kwargs)
 
     patch: dict[str, Callable[..., Any]] = {
-        "replace": fail, "fsync": fail, "partial-write": half_then_fail, "open": open_fails_for_temp
+        "replace": fail,
+        "fsync": fail,
+        "partial-write": half_then_fail,
+        "open": open_fails_for_temp,
     }
     target = {"partial-write": "write"}.get(failing, failing)
     monkeypatch.setattr(store_module.os, target, patch[failing])
@@ -194,9 +197,7 @@ def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT"])
-def test_s3_access_denied_raises_permission_error(
-    s3: Home, proxy: S3Proxy, method: str
-) -> None:
+def test_s3_access_denied_raises_permission_error(s3: Home, proxy: S3Proxy, method: str) -> None:
     s3.put("MEMORY.md", OLD)
     options = s3_storage_options(proxy.endpoint_url, skip_instance_cache=True)
     tool = memory_tool(s3.location, storage_options=options)

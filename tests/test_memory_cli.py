@@ -55,9 +55,16 @@ def test_storage_error_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_storage_options_on_s3(new_bucket: Any, s3_options: dict[str, Any]) -> None:
     home = s3_home(new_bucket(), s3_options)
     options = [
-        "-o", f"endpoint_url={s3_options['endpoint_url']}", "-o", f"key={s3_options['key']}",
-        "-o", f"secret={s3_options['secret']}", "-o", "client_kwargs.region_name=us-east-1",
-        "-o", "skip_instance_cache=true",
+        "-o",
+        f"endpoint_url={s3_options['endpoint_url']}",
+        "-o",
+        f"key={s3_options['key']}",
+        "-o",
+        f"secret={s3_options['secret']}",
+        "-o",
+        "client_kwargs.region_name=us-east-1",
+        "-o",
+        "skip_instance_cache=true",
     ]
     assert cli.main(["memory", home.location, *options, "append", "from the shell"]) == 0
     assert home.memory() == b"from the shell\n"

@@ -60,8 +60,13 @@ def memory_home() -> Home:
         return bytes(fs.cat_file(f"/aster/{name}")) if fs.exists(f"/aster/{name}") else None
 
     home = Home(
-        "memory", "/aster", {"fs": fs}, lambda name, data: fs.pipe_file(f"/aster/{name}", data), get,
-        lambda: {path.rsplit("/", 1)[-1] for path in fs.find("/aster")}, {"fs": fs},
+        "memory",
+        "/aster",
+        {"fs": fs},
+        lambda name, data: fs.pipe_file(f"/aster/{name}", data),
+        get,
+        lambda: {path.rsplit("/", 1)[-1] for path in fs.find("/aster")},
+        {"fs": fs},
     )
     return _seeded(home)
 
@@ -81,8 +86,12 @@ def s3_home(bucket: str, options: dict[str, Any]) -> Home:
         return {path.rsplit("/", 1)[-1] for path in fs.find(prefix)}
 
     home = Home(
-        "s3", f"s3://{prefix}", {"storage_options": options},
-        lambda name, data: fs.pipe_file(f"{prefix}/{name}", data), get, listing,
+        "s3",
+        f"s3://{prefix}",
+        {"storage_options": options},
+        lambda name, data: fs.pipe_file(f"{prefix}/{name}", data),
+        get,
+        listing,
         {"fs": fs, "bucket": bucket, "key": "aster/MEMORY.md"},
     )
     return _seeded(home)

@@ -146,11 +146,14 @@ def _plan(arguments: Mapping[str, Any]) -> Plan:
             return Change(None, reply)
         data = new_text.encode("utf-8")
         if len(data) > _CAP:
-            return Change(None, (
-                f"error: refused — {MEMORY_FILE} would grow to {len(data)} bytes, over its {_CAP}-byte "
-                "limit. Condense first: merge or shorten older notes with replace, drop stale ones "
-                "with remove, then try again with a shorter note."
-            ))
+            return Change(
+                None,
+                (
+                    f"error: refused — {MEMORY_FILE} would grow to {len(data)} bytes, over its {_CAP}-byte "
+                    "limit. Condense first: merge or shorten older notes with replace, drop stale ones "
+                    "with remove, then try again with a shorter note."
+                ),
+            )
         if current is not None and data == current:
             return Change(None, f"{reply} (no change; {len(data)} of {_CAP} bytes used).")
         return Change(data, f"{reply} ({len(data)} of {_CAP} bytes used).")

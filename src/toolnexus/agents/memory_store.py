@@ -300,4 +300,3 @@ class S3Store:
         )
         error.errno = errno.EBUSY
         raise error
-

@@ -144,4 +144,3 @@ class FsspecSource(EntrySourceBase):
         except Exception as error:
             raise read_error(error, self.location, name) from error
         return info
-
