@@ -17,23 +17,29 @@ from .sources import Location, Reading, open_source, read_entries, read_entries_
 __all__ = ["compose_soul", "compose_soul_async", "inspect_soul"]
 
 
-def _soul(reading: Reading) -> tuple[str, list[str]]:
-    """The hot path: no per-file diagnostics are built."""
+def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], frozenset[str]]:
+    """One pass over the entries: present files' prefixes, known sizes, skipped names."""
     prefixes: dict[str, bytes] = {}
     sizes: dict[str, int] = {}
+    skipped: list[str] = []
     for name, entry in reading.entries.items():
-        if entry.data is not None:
-            prefixes[name] = entry.data
-            if entry.size is not None:
-                sizes[name] = entry.size
+        if entry.data is None:
+            skipped.append(name)
+            continue
+        prefixes[name] = entry.data
+        if entry.size is not None:
+            sizes[name] = entry.size
+    return prefixes, sizes, frozenset(skipped)
+
+
+def _soul(reading: Reading) -> tuple[str, list[str]]:
+    """The hot path: no per-file diagnostics are built."""
+    prefixes, sizes, _ = _split(reading)
     return compose(reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes)
 
 
 def _report(reading: Reading) -> SoulReport:
-    entries = reading.entries
-    prefixes = {name: entry.data for name, entry in entries.items() if entry.data is not None}
-    sizes = {name: entry.size for name, entry in entries.items() if entry.size is not None}
-    skipped = frozenset(name for name, entry in entries.items() if entry.data is None)
+    prefixes, sizes, skipped = _split(reading)
     return compose_report(
         reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes, skipped=skipped
     )

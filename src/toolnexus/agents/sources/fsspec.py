@@ -136,11 +136,13 @@ class FsspecSource(EntrySourceBase):
         return Reading(self.location, {})
 
     def _fresh_info(self, path: str, name: str | None) -> dict[str, Any]:
+        """``fs.info`` past any cached listing; ``name`` is the file looked up, ``None`` the home."""
         self.fs.invalidate_cache(path)
         try:
             info: dict[str, Any] = self.fs.info(path)
         except FileNotFoundError:
-            raise location_error(FileNotFoundError, self.location, "no such persona home") from None
+            reason = f"{name} was removed while being read" if name else "no such persona home"
+            raise location_error(FileNotFoundError, self.location, reason) from None
         except Exception as error:
             raise read_error(error, self.location, name) from error
         return info
