@@ -20,7 +20,9 @@ from .base import (
 )
 from .bundle import ZIP, BundleSource
 from .fsspec import FsspecSource
+from .layered import LayeredSource
 from .local import LocalSource
+from .mapping import DictSource
 from .registry import ArchiveFile, ArchiveKind, archive_kinds, register_archive
 from .resolve import Location, is_url, resolve, resolve_output, url_to_fs
 
@@ -29,9 +31,11 @@ __all__ = [
     "ArchiveKind",
     "BootstrapSource",
     "BundleSource",
+    "DictSource",
     "Entry",
     "EntrySourceBase",
     "FsspecSource",
+    "LayeredSource",
     "LocalSource",
     "Location",
     "Reading",
