@@ -24,7 +24,7 @@ from .base import BootstrapSource
 from .fsspec import FsspecSource
 from .layered import LayeredSource
 from .local import LocalSource
-from .registry import ArchiveFile, archive_kind
+from .registry import ArchiveFile, archive_kind, filesystem_source
 
 __all__ = ["Location", "is_url", "resolve", "resolve_output", "url_to_fs"]
 
@@ -151,7 +151,8 @@ def _is_local_fs(fs: Any) -> bool:
 def _on_filesystem(fs: Any, path: str, follow_external_symlinks: bool) -> BootstrapSource:
     if _is_local_fs(fs):
         return LocalSource(fs._strip_protocol(path), follow_external_symlinks=follow_external_symlinks)
-    return FsspecSource(fs, fs._strip_protocol(path))
+    source = filesystem_source(fs) or FsspecSource
+    return source(fs, fs._strip_protocol(path))
 
 
 def url_to_fs(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
