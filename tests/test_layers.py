@@ -148,6 +148,7 @@ def test_dict_source_memory_writes_back_into_the_mapping() -> None:
         memory_tool(DictSource(MappingProxyType(files)))
 
 
+@pytest.mark.slow
 def test_cli_takes_several_locations(tmp_path: Path) -> None:
     base = write_dir(tmp_path / "base", BASE)
     top = write_dir(tmp_path / "top", TOP)
@@ -210,6 +211,7 @@ MIDDLE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.s3
 @pytest.mark.parametrize("order", list(itertools.permutations(["local", "bundle", "s3"])))
 def test_mixed_backends_compose_the_flattened_home(
@@ -228,6 +230,7 @@ def test_mixed_backends_compose_the_flattened_home(
     assert inspect_soul(locations, storage_options=s3_options).soul == expected[0]
 
 
+@pytest.mark.slow
 @pytest.mark.s3
 def test_three_s3_layers_are_read_in_one_round_trip(
     moto_server: MotoServer, s3_bucket: str, tmp_path: Path

@@ -100,6 +100,7 @@ def test_a_renamed_tar_gives_the_same_answer_from_every_entry_point(home: Path, 
         memory_tool("/aster.data", fs=fs)
 
 
+@pytest.mark.slow
 @pytest.mark.s3
 def test_tar_bundles_on_s3_by_url_and_chained(
     home: Path,
