@@ -226,6 +226,9 @@ def test_mixed_backends_compose_the_flattened_home(
     locations = [getattr(layers, backend)(files) for backend, files in zip(order, contents, strict=True)]
     expected = compose_soul(write_dir(tmp_path / "flat", flatten(contents)))
     assert compose_soul(locations, storage_options=s3_options) == expected
+    out = tmp_path / f"{'-'.join(order)}.zip"
+    write_bundle(locations, out, storage_options=s3_options)
+    assert compose_soul(out) == expected
     assert asyncio.run(compose_soul_async(locations, storage_options=s3_options)) == expected
     assert inspect_soul(locations, storage_options=s3_options).soul == expected[0]
 

@@ -88,7 +88,7 @@ def _layers(
         raise ValueError("a layered persona needs at least one layer (got an empty list)")
     if any(isinstance(layer, list | tuple) for layer in locations):
         raise TypeError("layers are locations, not nested lists: pass one flat list, base first")
-    if storage_options and fs is None and not any(is_url(layer) for layer in locations):
+    if storage_options and fs is None and not is_url(locations):
         raise TypeError("storage_options cannot apply: no layer is a URL")
     layers: list[BootstrapSource] = []
     for layer in locations:
@@ -105,7 +105,9 @@ def _layers(
 
 
 def is_url(location: object) -> bool:
-    """Whether ``location`` is a string (or path-like) naming an fsspec URL, chained or not."""
+    """Whether ``location`` names an fsspec URL, chained or not (for layers: whether any does)."""
+    if isinstance(location, list | tuple):
+        return any(is_url(layer) for layer in location)
     if isinstance(location, os.PathLike):
         location = os.fspath(location)
     return isinstance(location, str) and ("://" in location or "::" in location)
