@@ -42,6 +42,9 @@ class DictSource:
 def tar_bytes(persona: Persona, folder: str, mode: str) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode=mode) as archive:
+        folder_entry = tarfile.TarInfo(folder)  # as `tar czf aster.tgz aster` writes it
+        folder_entry.type = tarfile.DIRTYPE
+        archive.addfile(folder_entry)
         for name, data in persona.items():
             info = tarfile.TarInfo(f"{folder}{name}")
             info.size = len(data)
