@@ -7,10 +7,8 @@ expected answer is the local directory's, which the spec examples and properties
 from __future__ import annotations
 
 import asyncio
-import io
 import uuid
-import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,31 +19,11 @@ from hypothesis import strategies as st
 from upath import UPath
 
 from tests.support import MotoServer, put_objects
+from tests.support.files import DictSource, zip_bytes
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
 
 Persona = Mapping[str, bytes]
 Location = tuple[Any, dict[str, Any]]  # (dir argument, keyword arguments for compose_soul)
-
-
-class DictSource:
-    """A user-defined BootstrapSource: proves the protocol is pluggable."""
-
-    def __init__(self, files: Persona) -> None:
-        self.files = dict(files)
-        self.location = "dict://persona"
-
-    def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
-        return {name: self.files[name][: limit + 1] for name in names if name in self.files}
-
-
-def zip_bytes(persona: Persona, folder: str = "") -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        if folder:  # as `zip -r aster.zip aster/` does: the folder has its own entry
-            archive.writestr(folder, b"")
-        for name, data in persona.items():
-            archive.writestr(f"{folder}{name}", data)
-    return buffer.getvalue()
 
 
 class Backends:
@@ -83,12 +61,12 @@ class Backends:
 
     def zip_folder(self, persona: Persona) -> Location:
         path = self.tmp / f"{uuid.uuid4().hex}.zip"
-        path.write_bytes(zip_bytes(persona, "aster/"))
+        path.write_bytes(zip_bytes(persona, folder="aster/", folder_entry=True))
         return str(path), {}
 
     def zip_chained(self, persona: Persona) -> Location:
         path = self.tmp / f"{uuid.uuid4().hex}.zip"
-        path.write_bytes(zip_bytes(persona, "aster/"))
+        path.write_bytes(zip_bytes(persona, folder="aster/", folder_entry=True))
         return f"zip://aster::file://{path}", {}
 
     def s3(self, persona: Persona) -> Location:
@@ -100,7 +78,9 @@ class Backends:
 
     def s3_zip(self, persona: Persona) -> Location:
         key = f"{uuid.uuid4().hex}.zip"
-        put_objects(self.moto.endpoint_url, self.bucket, {key: zip_bytes(persona, "aster/")})
+        put_objects(
+            self.moto.endpoint_url, self.bucket, {key: zip_bytes(persona, folder="aster/", folder_entry=True)}
+        )
         return f"s3://{self.bucket}/{key}", {"storage_options": self.s3_options}
 
     def s3_zip_chained(self, persona: Persona) -> Location:

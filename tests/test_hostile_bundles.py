@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.files import zip_bytes
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, BootstrapError, compose_soul
 from toolnexus.agents.sources import BundleSource
 
@@ -26,14 +27,6 @@ EXPECTED = (
     "## AGENTS.md\n\nBe brief.\n\n## SOUL.md\n\nYou are Aster.\n\n## USER.md\n\nMira",
     ["AGENTS.md", "SOUL.md", "USER.md"],
 )
-
-
-def zip_bytes(files: dict[str, bytes], *, folder: str = "", compression: int = zipfile.ZIP_DEFLATED) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
-        for name, data in files.items():
-            archive.writestr(folder + name, data)
-    return buffer.getvalue()
 
 
 def write(tmp_path: Path, data: bytes, name: str = "aster.zip") -> Path:
