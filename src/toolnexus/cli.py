@@ -40,7 +40,7 @@ _FORMATTER = argparse.RawDescriptionHelpFormatter
 
 def _notes(file: FileReport) -> str:
     notes = ["truncated at the cap"] if file.truncated else []
-    if file.encoding != "utf-8":
+    if file.encoding not in (None, "utf-8"):
         notes.append(file.encoding)
     if file.bom_stripped:
         notes.append("BOM stripped")

@@ -69,8 +69,9 @@ class FileReport:
     #: Bytes of the file that made it into the body (after the cap and a dropped cut character).
     kept_bytes: int = 0
     truncated: bool = False
-    #: How the bytes were decoded: ``"utf-8"``, or ``"utf-16-le"``/``"utf-16-be"`` after a UTF-16 BOM.
-    encoding: Encoding = "utf-8"
+    #: How the bytes were decoded: ``"utf-8"``, or ``"utf-16-le"``/``"utf-16-be"`` after a UTF-16
+    #: BOM; ``None`` when absent/skipped.
+    encoding: Encoding | None = None
     bom_stripped: bool = False
     #: How many CRLF or lone CR line endings became LF.
     line_endings_normalised: int = 0
