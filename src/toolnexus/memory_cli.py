@@ -11,16 +11,16 @@ import sys
 from typing import Any
 
 from .agents import memory_tool
-from .cli_support import Subparsers, emit, location_options
+from .cli_support import Subparsers, emit, location, location_options
 
 __all__ = ["EXIT_REFUSED", "register"]
 
 #: Exit status when the tool refused the edit (the model would have been told to try again).
 EXIT_REFUSED = 1
 
-_EXAMPLES = """examples:
-  toolnexus memory examples/aster view
-  toolnexus memory examples/aster append "Mira moved to Hamburg (2026-11-30)."
+_EXAMPLES = """examples (on a copy: append and friends edit MEMORY.md in place):
+  cp -r examples/aster /tmp/aster && toolnexus memory /tmp/aster view
+  toolnexus memory /tmp/aster append "Mira moved to Hamburg (2026-11-30)."
   toolnexus memory s3://bucket/aster -o profile=prod replace "Berlin" "Hamburg"
 """
 
@@ -48,7 +48,9 @@ def register(subparsers: Subparsers) -> None:
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("location", help="persona home: a folder, an fsspec URL (s3://bucket/aster), …")
+    parser.add_argument(
+        "location", type=location, help="persona home: a folder, an fsspec URL (s3://bucket/aster), …"
+    )
     actions = parser.add_subparsers(dest="action", required=True, metavar="{view,append,replace,remove}")
     actions.add_parser("view", help="print MEMORY.md")
     actions.add_parser("append", help="add a note at the end").add_argument("content", metavar="TEXT")
