@@ -147,12 +147,16 @@ def s3_storage_options(endpoint_url: str, **extra: Any) -> dict[str, Any]:
     (``http://host:port/bucket/key``), which is what moto and
     :class:`tests.support.proxy.S3Proxy` expect.  ``extra`` is merged last and
     may override any key (e.g. ``config_kwargs``, ``skip_instance_cache``).
+
+    ``verify=False``: the endpoint is plain http on loopback, so no certificate is ever checked,
+    but aiobotocore would still load the CA bundle for every new client (about half the CPU of
+    creating one, and the tests create thousands).
     """
     return {
         "endpoint_url": endpoint_url,
         "key": DUMMY_KEY,
         "secret": DUMMY_SECRET,
-        "client_kwargs": {"region_name": DEFAULT_REGION},
+        "client_kwargs": {"region_name": DEFAULT_REGION, "verify": False},
         **extra,
     }
 
