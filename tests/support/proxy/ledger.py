@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from tests.support.proxy.actions import FaultAction, FaultRule, Matcher, _make_matcher
+from tests.support.proxy.actions import FaultAction, FaultRule, Hold, Matcher, _make_matcher
 from tests.support.proxy.records import ProxyRequest, RequestRecord
 from tests.support.proxy.wire import _Connection
 
@@ -81,6 +82,33 @@ class _Ledger:
         with self._lock:
             if not self._lock.wait_for(predicate, timeout):
                 raise TimeoutError(f"S3Proxy: condition not reached within {timeout} s: {self!r}")
+
+    @contextlib.contextmanager
+    def gathering(self, n: int, timeout: float = 30.0) -> Iterator[None]:
+        """Hold every request until ``n`` are in flight at once, then let them (and later ones) go.
+
+        Shows that requests are issued together without hoping they overlap within some latency,
+        which a loaded machine can defeat. If ``n`` never gather (a client that sends them one by
+        one), all are let go after ``timeout`` and :attr:`peak_in_flight` tells the test so.
+        """
+        release = threading.Event()
+        rule = self.add_fault(None, Hold(release, timeout=timeout + 30))
+
+        def release_when_gathered() -> None:
+            with contextlib.suppress(TimeoutError):
+                self.wait_until(lambda: self.in_flight >= n or release.is_set(), timeout)
+            release.set()
+
+        releaser = threading.Thread(target=release_when_gathered, name="S3Proxy-gathering", daemon=True)
+        releaser.start()
+        try:
+            yield
+        finally:
+            release.set()
+            with self._lock:
+                self._lock.notify_all()
+            releaser.join()
+            self.remove_fault(rule)
 
     def reset(self) -> None:
         """Clear the request log and the byte/concurrency counters (not faults)."""
