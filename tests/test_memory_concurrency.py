@@ -1,10 +1,10 @@
 """No lost updates: many writers appending to one home at once, on every backend.
 
-Each test prints its figures (writers, appends, notes found, time, and on S3 the conditional PUTs
-and conflicts) so a run shows them. The default sizes keep the suite fast; ``pytest --stress`` runs
-the large ones (8 writers x 50 appends: on S3 some 1800 conditional PUTs, over a minute). The
-deterministic interleavings (a writer slipped in between a read and a write) are in
-test_memory_atomic.py; these tests add real contention on top.
+Each test records its figures (writers, appends, notes found, time, and on S3 the conditional
+PUTs and conflicts); the run prints them at the end. The default sizes keep the suite fast;
+``pytest --stress`` runs the large ones (8 writers x 50 appends: on S3 some 1800 conditional
+PUTs, over a minute). The deterministic interleavings (a writer slipped in between a read and a
+write) are in test_memory_atomic.py; these tests add real contention on top.
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ def _expected(writers: int, appends: int) -> list[str]:
     return sorted(f"note {writer}-{index}" for writer in range(writers) for index in range(appends))
 
 
-def _check(home: Home, label: str, started: float, *, writers: int, appends: int, extra: str = "") -> None:
+def _check(
+    home: Home, label: str, started: float, *, writers: int, appends: int, record: Any, extra: str = ""
+) -> None:
     notes = (home.memory() or b"").decode().splitlines()
     counts = collections.Counter(notes)
     report = (
@@ -52,7 +54,7 @@ def _check(home: Home, label: str, started: float, *, writers: int, appends: int
         f"{len(counts)} distinct, {sum(1 for c in counts.values() if c > 1)} duplicated, "
         f"{time.perf_counter() - started:.1f} s{extra}"
     )
-    print(report)
+    record("figures", report.strip())  # printed at the end of the run by conftest.py, also under xdist
     assert sorted(notes) == _expected(writers, appends), report
 
 
@@ -82,14 +84,24 @@ def _run_threads(tools: Callable[[int], MemoryTool], sizes: Sizes) -> float:
 
 
 @pytest.mark.parametrize("backend", ["local", "memory"])
-def test_threads_on_one_home(request: pytest.FixtureRequest, backend: str, capsys: Any, sizes: Sizes) -> None:
+def test_threads_on_one_home(
+    request: pytest.FixtureRequest, backend: str, record_property: Any, sizes: Sizes
+) -> None:
     home = make_home(backend, request)
     started = _run_threads(lambda writer: home.tool(), sizes)  # a tool per writer, like separate agents
-    with capsys.disabled():
-        _check(home, f"{backend}, threads", started, writers=sizes.writers, appends=sizes.appends)
+    _check(
+        home,
+        f"{backend}, threads",
+        started,
+        writers=sizes.writers,
+        appends=sizes.appends,
+        record=record_property,
+    )
 
 
-def test_processes_on_one_local_home(request: pytest.FixtureRequest, capsys: Any, sizes: Sizes) -> None:
+def test_processes_on_one_local_home(
+    request: pytest.FixtureRequest, record_property: Any, sizes: Sizes
+) -> None:
     home = make_home("local", request)
     context = multiprocessing.get_context("spawn")
     start = context.Barrier(sizes.processes)
@@ -103,8 +115,14 @@ def test_processes_on_one_local_home(request: pytest.FixtureRequest, capsys: Any
     for process in processes:
         process.join(timeout=300)  # a hang guard
     assert [process.exitcode for process in processes] == [0] * sizes.processes
-    with capsys.disabled():
-        _check(home, "local, spawned processes", started, writers=sizes.processes, appends=sizes.appends)
+    _check(
+        home,
+        "local, spawned processes",
+        started,
+        writers=sizes.processes,
+        appends=sizes.appends,
+        record=record_property,
+    )
 
 
 @pytest.fixture
@@ -131,7 +149,11 @@ def linearizable_moto() -> Iterator[None]:
 @pytest.mark.usefixtures("linearizable_moto")
 @pytest.mark.parametrize("sharing", ["a tool per writer", "one shared tool"])
 def test_threads_on_one_s3_home(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, capsys: Any, sharing: str, sizes: Sizes
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    record_property: Any,
+    sharing: str,
+    sizes: Sizes,
 ) -> None:
     home = make_home("s3", request)
     puts = collections.Counter[bool]()
@@ -154,12 +176,12 @@ def test_threads_on_one_s3_home(
         f"; {puts[True] + puts[False]} conditional PUTs, {puts[False]} conflicts retried, "
         f"longest run of conflicts for one edit {worst[0]}"
     )
-    with capsys.disabled():
-        _check(
-            home,
-            f"s3 (moto), threads, {sharing}",
-            started,
-            writers=sizes.writers,
-            appends=sizes.appends,
-            extra=extra,
-        )
+    _check(
+        home,
+        f"s3 (moto), threads, {sharing}",
+        started,
+        writers=sizes.writers,
+        appends=sizes.appends,
+        record=record_property,
+        extra=extra,
+    )
