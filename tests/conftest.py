@@ -47,6 +47,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker("emulators")
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the ``figures`` a test recorded (``record_property("figures", text)``): printing from
+    the test itself is swallowed by pytest-xdist's workers."""
+    lines = [
+        str(value)
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for name, value in getattr(report, "user_properties", ())
+        if name == "figures" and getattr(report, "when", "call") == "call"
+    ]
+    if lines:
+        terminalreporter.section("figures")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="session")
 def stress(request: pytest.FixtureRequest) -> bool:
     """Whether ``--stress`` was given: contention tests then use their large sizes."""

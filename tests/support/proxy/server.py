@@ -58,7 +58,7 @@ class S3Proxy(_Handler):
         self._upstream_port = parsed.port or 80
         self.latency: float = 0.0
 
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()  # reentrant: wait_until's predicates read the proxy
         self._records: list[RequestRecord] = []
         self._bytes_sent = 0
         self._faults: list[FaultRule] = []
@@ -173,6 +173,7 @@ class S3Proxy(_Handler):
                     return
                 self._connections[conn.id] = conn
                 self._threads.add(thread)
+                self._lock.notify_all()
             thread.start()
 
     def _serve_connection(self, conn: _Connection) -> None:
@@ -190,11 +191,13 @@ class S3Proxy(_Handler):
                 with self._lock:
                     self._in_flight += 1
                     self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
+                    self._lock.notify_all()
                 try:
                     keep_going, abort = self._handle(conn, raw)
                 finally:
                     with self._lock:
                         self._in_flight -= 1
+                        self._lock.notify_all()
                 if not keep_going:
                     break
         except _DISCONNECT_ERRORS:
@@ -211,3 +214,4 @@ class S3Proxy(_Handler):
             with self._lock:
                 self._connections.pop(conn.id, None)
                 self._threads.discard(threading.current_thread())
+                self._lock.notify_all()
