@@ -82,7 +82,8 @@ def claims(code: str) -> tuple[str, list[str]]:
             except (ValueError, SyntaxError):
                 pass
             else:
-                line = f"assert ({match['code']}) == {expected!r}, {match['claim']!r}"
+                lines.append(f"assert ({match['code']}) == {expected!r}, {match['claim']!r}")
+                continue
         lines.append(line)
     return "\n".join(lines), printed
 
