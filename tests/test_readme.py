@@ -19,6 +19,13 @@ and has put into ``my-bucket`` what the README names: ``personas/{aster,basil,ce
 ``examples/aster``), ``bundles/aster.zip`` (``write_bundle``'s flat form) and
 ``bundles/aster-folder.zip`` (the single-folder form). s3fs's instance cache is cleared after each
 block, so no filesystem bound to those settings outlives it.
+
+The Command line section's transcript is replayed too: each ``$ COMMAND`` runs in bash, in a
+scratch "clone" (a copy of ``examples/``, since the transcript touches it), with the installed
+``toolnexus`` first on PATH, and must print exactly the lines below it (stdout and stderr as one
+stream, as a terminal shows them). The transcript's paths (``/tmp/toolnexus`` for the clone,
+``/tmp/aster-copy``) are mapped to the scratch folder. Its storage-options examples run against
+moto through the same AWS configuration as the Python blocks.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ import io
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import textwrap
 from collections.abc import Iterator
@@ -114,6 +123,10 @@ def aws_config(moto_server: MotoServer, tmp_path_factory: pytest.TempPathFactory
     )
     objects["bundles/aster-folder.zip"] = Path(folder_zip).read_bytes()
     put_objects(endpoint, "my-bucket", objects)
+    # `-o s3.anon=true` in the Command line section reads this bundle anonymously, as from a public bucket.
+    s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True).chmod(
+        "my-bucket/bundles/aster-folder.zip", acl="public-read"
+    )
     profile = f"region = us-east-1\nendpoint_url = {endpoint}\n"
     (scratch / "config").write_text(f"[default]\n{profile}[profile prod]\n{profile}")
     keys = "aws_access_key_id = testing\naws_secret_access_key = testing\n"
@@ -156,3 +169,61 @@ def test_every_example_runs_as_written_and_prints_what_it_claims(code: str, read
     with contextlib.redirect_stdout(output):
         exec(compile(checked, "README.md", "exec"), {"__name__": "readme"})
     assert output.getvalue().splitlines() == expected_output
+
+
+CONSOLE = re.compile(r"^```console\n(.*?)^```", flags=re.DOTALL | re.MULTILINE)
+TRANSCRIPT = next(block for block in CONSOLE.findall(README) if "$ toolnexus check examples/aster" in block)
+OPTION_EXAMPLES = next(block for block in CONSOLE.findall(README) if "-o profile=prod" in block)
+
+
+def steps(transcript: str) -> list[tuple[str, str]]:
+    """``(command, expected output)`` for each ``$ `` line of a transcript."""
+    result: list[tuple[str, str]] = []
+    for line in transcript.splitlines(keepends=True):
+        if line.startswith("$ "):
+            result.append((line[2:].rstrip("\n"), ""))
+        else:
+            command, output = result[-1]
+            result[-1] = (command, output + line)
+    return result
+
+
+def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(
+        ["bash", "-c", command],
+        check=False,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+
+
+def test_the_command_line_transcript_prints_what_it_shows(tmp_path: Path) -> None:
+    clone = tmp_path / "toolnexus"
+    shutil.copytree(EXAMPLES, clone / "examples")
+    paths = {"/tmp/toolnexus": str(clone), "/tmp/aster-copy": str(tmp_path / "aster-copy")}
+    replayed = steps(TRANSCRIPT)
+    assert len(replayed) >= 10
+    for command, shown in replayed:
+        for shown_path, real_path in paths.items():
+            command, shown = command.replace(shown_path, real_path), shown.replace(shown_path, real_path)  # noqa: PLW2901
+        assert shell(command, clone).stdout == shown, command
+
+
+def test_the_storage_option_examples_run(tmp_path: Path, reader: Path, moto_server: MotoServer) -> None:
+    """Run from a clone's root against moto; the bundle line writes the bundle the fixture also put."""
+    fs = s3fs.S3FileSystem(endpoint_url=moto_server.endpoint_url, skip_instance_cache=True)
+    fs.rm("my-bucket/bundles/aster.zip")  # the example writes it (without --force)
+    lines = [line for line in OPTION_EXAMPLES.splitlines() if line.startswith("toolnexus ")]
+    assert len(lines) == 3
+    for line in lines:
+        result = shell(line, reader)
+        assert result.returncode == 0, (line, result.stdout)
+    assert fs.cat("my-bucket/bundles/aster.zip") == bundle_bytes(
+        {name: (EXAMPLES / "aster" / name).read_bytes() for name in BOOTSTRAP_ORDER}
+    )
