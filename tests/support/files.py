@@ -26,6 +26,10 @@ def tar_bytes(files: Mapping[str, bytes], folder: str, mode: str) -> bytes:
     """A tar archive (``mode`` as for :func:`tarfile.open`, e.g. ``"w:gz"``) of ``files`` under ``folder``."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode=mode) as archive:
+        if folder:  # as `tar -czf aster.tar.gz aster/` does: the folder has its own entry
+            directory = tarfile.TarInfo(folder.rstrip("/"))
+            directory.type = tarfile.DIRTYPE
+            archive.addfile(directory)
         for name, data in files.items():
             info = tarfile.TarInfo(f"{folder}{name}")
             info.size = len(data)
