@@ -12,8 +12,8 @@ import zipfile
 from typing import Any
 
 from .errors import BootstrapError, location_error, read_error
-from .memory_store import MEMORY_FILE, FsspecStore, LocalStore, MemoryStore, S3Store
 from .sources import BootstrapSource, BundleSource, FsspecSource, LocalSource
+from .stores import MEMORY_FILE, LocalStore, MemoryStore, fsspec_store
 
 __all__ = ["READ_ONLY_PROTOCOLS", "open_store"]
 
@@ -28,21 +28,24 @@ def _not_writable(location: str, what: str) -> BootstrapError:
     )
 
 
-def open_store(source: BootstrapSource, name: str = MEMORY_FILE) -> MemoryStore:
+def open_store(
+    source: BootstrapSource, name: str = MEMORY_FILE, *, single_writer: bool = False
+) -> MemoryStore:
     """The store editing ``name`` in a location already resolved by ``open_source``; unwritable
     ones fail here.
 
     A zip bundle (by path or ``zip://`` URL) or a read-only filesystem raises
     :class:`BootstrapError`; a missing home :class:`FileNotFoundError`; a plain file
     :class:`NotADirectoryError`; a local folder without write access :class:`PermissionError`;
-    a custom :class:`BootstrapSource` :class:`TypeError` (it has no write side).
+    a custom :class:`BootstrapSource` :class:`TypeError` (it has no write side); an fsspec
+    filesystem offering no conditional write :class:`BootstrapError` unless ``single_writer``.
     """
     if isinstance(source, LocalSource):
         return _local_store(source.root, name)
     if isinstance(source, BundleSource):
         raise _not_writable(source.location, "a zip bundle (read-only)")
     if isinstance(source, FsspecSource):
-        return _remote_store(source, name)
+        return _remote_store(source, name, single_writer)
     raise TypeError(
         f"memory_tool needs a location it can write (a path, URL, fs= or UPath), "
         f"not a {type(source).__name__}, which can only be read"
@@ -71,7 +74,7 @@ def _is_read_only(fs: Any) -> bool:
     return isinstance(fs, AbstractArchiveFileSystem) or bool(protocols & READ_ONLY_PROTOCOLS)
 
 
-def _remote_store(source: FsspecSource, name: str) -> MemoryStore:
+def _remote_store(source: FsspecSource, name: str, single_writer: bool) -> MemoryStore:
     """One fresh lookup of the home: it must exist and be a folder (an S3 prefix with objects)."""
     fs, home, location = source.fs, source.path, source.location
     if _is_read_only(fs):
@@ -87,6 +90,4 @@ def _remote_store(source: FsspecSource, name: str) -> MemoryStore:
         if home.lower().endswith(".zip"):
             raise _not_writable(location, "a zip bundle (read-only)")
         raise location_error(NotADirectoryError, location, "is a file, not a persona folder")
-    if callable(getattr(fs, "_call_s3", None)):
-        return S3Store(source, name)
-    return FsspecStore(source, name)
+    return fsspec_store(source, name, single_writer=single_writer)
