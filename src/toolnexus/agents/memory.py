@@ -15,10 +15,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .memory_location import open_store
 from .memory_store import MEMORY_FILE, Change, MemoryStore, Plan
 from .soul import MAX_BOOTSTRAP_FILE_BYTES
-from .sources import open_source
+from .sources import resolve, writer_of
 
 __all__ = ["MemoryTool", "memory_tool"]
 
@@ -223,11 +222,12 @@ def memory_tool(
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
-    The location is resolved once, here; one that cannot be written fails now, not at the first
-    write: a zip bundle (path or ``zip://`` URL) or read-only filesystem raises
-    :class:`BootstrapError`, a missing home :class:`FileNotFoundError`, a plain file
-    :class:`NotADirectoryError`, an unwritable local folder :class:`PermissionError`, and a
-    custom ``BootstrapSource`` :class:`TypeError`.
+    The location is resolved once, here, and the source says how MEMORY.md is written; one that
+    cannot be written fails now, not at the first write: a bundle (zip or tar, whatever its name)
+    or read-only filesystem raises :class:`BootstrapError` saying why, a missing home
+    :class:`FileNotFoundError`, a plain file :class:`NotADirectoryError`, an unwritable local
+    folder :class:`PermissionError`, and a custom ``BootstrapSource`` without a ``writer``
+    :class:`TypeError`. A layered persona writes to its top layer.
 
     Edits are never reported "ok" if another writer could silently undo them: S3, Azure Blob and
     GCS edits are compare-and-swaps, and before the first write per bucket and process the server
@@ -236,5 +236,5 @@ def memory_tool(
     your word that only one process writes this home: writes are then plain, serialised only
     within this process.
     """
-    source = open_source(dir, storage_options=storage_options, fs=fs)
-    return MemoryTool(open_store(source, single_writer=single_writer))
+    source = resolve(dir, storage_options=storage_options, fs=fs)
+    return MemoryTool(writer_of(source, MEMORY_FILE, single_writer=single_writer))

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose, compose_report
-from .sources import Location, Reading, open_source, read_entries, read_entries_async
+from .sources import Location, Reading, read_entries, read_entries_async, resolve
 
 __all__ = ["compose_soul", "compose_soul_async", "inspect_soul"]
 
@@ -52,7 +52,7 @@ def _read(
     follow_external_symlinks: bool,
     exact_sizes: bool,
 ) -> Reading:
-    source = open_source(
+    source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
     return read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=exact_sizes)
@@ -87,7 +87,7 @@ async def compose_soul_async(
     Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
     pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}``.
     """
-    source = open_source(
+    source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
     return _soul(await read_entries_async(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))

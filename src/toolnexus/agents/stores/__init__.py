@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import BootstrapError
+from ..errors import BootstrapError, location_error, read_error
 from .azure import AzureBlobStore
 from .base import MAX_ATTEMPTS, MEMORY_FILE, Change, CompareAndSwapStore, MemoryStore, Plan
 from .gcs import GcsStore
@@ -69,14 +69,29 @@ def _conditional_store_class(fs: Any) -> type[CompareAndSwapStore] | None:
     return None
 
 
+def _require_folder(source: Any) -> None:
+    fs, home, location = source.fs, source.path, source.location
+    fs.invalidate_cache(home)
+    try:
+        info = fs.info(home)
+    except FileNotFoundError:
+        raise location_error(FileNotFoundError, location, "no such persona home") from None
+    except Exception as error:
+        raise read_error(error, location, None) from error
+    if info.get("type") == "file":
+        raise source.not_a_folder()
+
+
 def fsspec_store(source: Any, name: str = MEMORY_FILE, *, single_writer: bool = False) -> MemoryStore:
     """The store for ``name`` in an fsspec home (a resolved ``FsspecSource``): the one place
     that picks a write mechanism for a filesystem, or refuses.
 
     S3, Azure Blob and GCS get a compare-and-swap whose enforcement is probed before the first
     write (see :mod:`.probe`); ``memory://`` a lock in this process; any other filesystem is
-    refused with :class:`BootstrapError` unless ``single_writer=True``.
+    refused with :class:`BootstrapError` unless ``single_writer=True``. The home is looked up
+    once, fresh: it must exist and be a folder (on S3, a prefix with objects).
     """
+    _require_folder(source)
     if single_writer or _protocols(source.fs) & _PROCESS_LOCAL_PROTOCOLS:
         return FsspecStore(source, name)
     store_class = _conditional_store_class(source.fs)
