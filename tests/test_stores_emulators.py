@@ -156,6 +156,7 @@ def _count(data: bytes) -> tuple[int, int]:
     return len(notes), sum(1 for n in collections.Counter(notes).values() if n > 1)
 
 
+@pytest.mark.slow
 def test_four_processes_lose_no_note_on_azure(azurite: Any, capsys: Any) -> None:
     azure = Store("az", azurite.storage_options)
     home = azure.home({"SOUL.md": b"x"})

@@ -50,6 +50,7 @@ def _notes(home: Home) -> list[str]:
     return (home.memory() or b"").decode().splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("linearizable_moto")
 def test_four_processes_lose_no_note_on_moto(request: pytest.FixtureRequest, capsys: Any) -> None:
     home = s3_home(request.getfixturevalue("new_bucket")(), request.getfixturevalue("s3_options"))
@@ -73,6 +74,7 @@ def test_a_server_ignoring_conditions_is_refused(ignoring: Home, capsys: Any) ->
     assert not [n for n in ignoring.listing() if n.startswith(".toolnexus-probe")], "probe left behind"
 
 
+@pytest.mark.slow
 def test_four_processes_are_all_refused_on_a_server_ignoring_conditions(ignoring: Home) -> None:
     options = ignoring.options["storage_options"]
     assert append_from_processes(ignoring.location, options, writers=4, count=25) == [1, 1, 1, 1]
@@ -129,6 +131,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
 
 
+@pytest.mark.slow
 def test_cli_takes_options_after_the_action_and_single_writer(ignoring: Home, proxy: S3Proxy) -> None:
     endpoint = f"endpoint_url={proxy.endpoint_url}"
     refused = _cli(ignoring.location, "append", "- from the shell", "-o", endpoint)
