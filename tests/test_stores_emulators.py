@@ -1,8 +1,10 @@
-"""Azure Blob (Azurite + adlfs) and GCS (gcp-storage-emulator + gcsfs), served on loopback.
+"""Azure Blob (Azurite + adlfs) and GCS (fake-gcs-server and gcp-storage-emulator + gcsfs), served
+on loopback.
 
 Composition must match the local folder byte for byte (empty files included, bundles by plain and
-chained URL); the memory tool must keep every edit on Azure (which enforces ETag conditions) and
-refuse on the GCS emulator (which ignores ``ifGenerationMatch``: checked here, not assumed).
+chained URL); the memory tool must keep every edit on Azurite and fake-gcs-server (which enforce
+ETag / generation conditions) and refuse on gcp-storage-emulator (which ignores
+``ifGenerationMatch``: checked here, not assumed).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import fsspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.support.gcs import GCS_OPTIONS
 from tests.support.store_workers import append_from_processes
 from tests.test_conformance import PERSONAS, Persona, expected, zip_bytes
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
@@ -57,12 +58,22 @@ class Store:
         return bytes(self.fs.cat_file(url.split("://", 1)[1]))
 
 
-@pytest.fixture(params=["azure", "gcs"])
+#: Each backend and the session fixture serving it.
+SERVERS = {
+    "azure": ("az", "azurite"),
+    "gcs": ("gs", "fake_gcs_server"),
+    "gcs-emulator": ("gs", "gcs_emulator"),
+}
+
+
+def _store(request: pytest.FixtureRequest, backend: str) -> Store:
+    protocol, fixture = SERVERS[backend]
+    return Store(protocol, request.getfixturevalue(fixture).storage_options)
+
+
+@pytest.fixture(params=list(SERVERS))
 def store(request: pytest.FixtureRequest) -> Store:
-    if request.param == "azure":
-        return Store("az", request.getfixturevalue("azurite").storage_options)
-    request.getfixturevalue("gcs_emulator")
-    return Store("gs", GCS_OPTIONS)
+    return _store(request, request.param)
 
 
 EMPTY_FILES = {"SOUL.md": b"", "AGENTS.md": b"\xef\xbb\xbfRules.\r\n", "MEMORY.md": b"", "USER.md": b"Mira"}
@@ -92,87 +103,82 @@ def test_bundle_by_chained_url_composes_as_locally(store: Store) -> None:
     assert compose_soul(location, storage_options=options) == expected(EMPTY_FILES)
 
 
-def _refusal(store: Store, home: str) -> str:
-    with pytest.raises(BootstrapError) as raised:
-        memory_tool(home, storage_options=store.options).tool(command="append", content="- lost?")
-    return str(raised.value)
-
-
-def test_empty_memory_is_editable(store: Store) -> None:
+def test_empty_memory_is_editable(request: pytest.FixtureRequest, store: Store) -> None:
     home = store.home({"SOUL.md": b"x", "MEMORY.md": b""})
-    single = store.protocol == "gs"  # the GCS emulator ignores preconditions: see the refusal test
+    single = "gcs_emulator" in request.fixturenames  # it ignores preconditions: see the refusal test
     tool = memory_tool(home, storage_options=store.options, single_writer=single)
     assert tool.tool(command="view") == "No memories yet (MEMORY.md is empty). Use append to save a note."
     assert tool.tool(command="append", content="- first").startswith("ok: note appended")
     assert store.get(f"{home}/MEMORY.md") == b"- first\n"
 
 
-def test_azurite_enforces_both_conditions(azurite: Any) -> None:
-    """Without this, the no-lost-edits test below could pass against a server ignoring them."""
-    azure = Store("az", azurite.storage_options)
-    home = azure.home({})
-    store = AzureBlobStore(FsspecSource(azure.fs, home.split("://", 1)[1]))
-    assert store.put_if(b"created\n", None)
-    assert not store.put_if(b"again\n", None)  # If-None-Match: * on an existing blob: 409
-    data, etag = store.read_versioned()
+def _memory_store(store: Store, store_class: Any) -> tuple[Any, str]:
+    home = store.home({})
+    return store_class(FsspecSource(store.fs, home.split("://", 1)[1])), home
+
+
+@pytest.mark.parametrize(("backend", "store_class"), [("azure", AzureBlobStore), ("gcs", GcsStore)])
+def test_server_enforces_both_conditions(
+    request: pytest.FixtureRequest, backend: str, store_class: Any
+) -> None:
+    """Without this, the no-lost-notes test below could pass against a server ignoring them."""
+    store = _store(request, backend)
+    memory, home = _memory_store(store, store_class)
+    assert memory.put_if(b"created\n", None)
+    assert not memory.put_if(b"again\n", None)  # must not exist: Azure 409, GCS 412
+    data, version = memory.read_versioned()
     assert data == b"created\n"
-    assert not store.put_if(b"stale\n", AzureBlobStore.stale_version)  # stale If-Match: 412
-    assert store.put_if(b"fresh\n", etag)
-    assert azure.get(f"{home}/MEMORY.md") == b"fresh\n"
+    assert not memory.put_if(b"stale\n", store_class.stale_version)  # stale version: 412
+    assert memory.put_if(b"fresh\n", version)
+    assert store.get(f"{home}/MEMORY.md") == b"fresh\n"
 
 
-def test_gcs_emulator_ignores_generation_preconditions(gcs_emulator: Any) -> None:
+def test_gcs_emulator_ignores_generation_preconditions(request: pytest.FixtureRequest) -> None:
     """The fact the refusal rests on, checked against the emulator rather than assumed."""
-    gcs = Store("gs", GCS_OPTIONS)
-    home = gcs.home({})
-    store = GcsStore(FsspecSource(gcs.fs, home.split("://", 1)[1]))
-    assert store.put_if(b"created\n", None)
-    assert store.put_if(b"overwritten by ifGenerationMatch=0\n", None)  # real GCS: 412
-    assert store.put_if(b"overwritten by a stale generation\n", GcsStore.stale_version)  # real GCS: 412
-    assert gcs.get(f"{home}/MEMORY.md") == b"overwritten by a stale generation\n"
+    store = _store(request, "gcs-emulator")
+    memory, home = _memory_store(store, GcsStore)
+    assert memory.put_if(b"created\n", None)
+    assert memory.put_if(b"overwritten by ifGenerationMatch=0\n", None)  # real GCS: 412
+    assert memory.put_if(b"overwritten by a stale generation\n", GcsStore.stale_version)  # ditto
+    assert store.get(f"{home}/MEMORY.md") == b"overwritten by a stale generation\n"
 
 
-def test_gcs_emulator_makes_the_memory_tool_refuse(gcs_emulator: Any, capsys: Any) -> None:
-    gcs = Store("gs", GCS_OPTIONS)
-    home = gcs.home({"SOUL.md": b"x"})
-    message = _refusal(gcs, home)
+def test_gcs_emulator_makes_the_memory_tool_refuse(request: pytest.FixtureRequest, capsys: Any) -> None:
+    store = _store(request, "gcs-emulator")
+    home = store.home({"SOUL.md": b"x"})
+    with pytest.raises(BootstrapError) as raised:
+        memory_tool(home, storage_options=store.options).tool(command="append", content="- lost?")
     with capsys.disabled():
-        print(f"\n[stores] GCS emulator refusal: {message}")
-    assert message == (
+        print(f"\n[stores] gcp-storage-emulator refusal: {raised.value}")
+    assert str(raised.value) == (
         f"cannot write MEMORY.md in {home} safely: the server does not enforce conditional writes "
         "(it let ifGenerationMatch=0 overwrite an existing object), so an edit could be silently "
         "overwritten by another writer. Use a server that enforces them, or pass single_writer=True "
         "(CLI: --single-writer) if only one process ever writes this home."
     )
-    gcs.fs.invalidate_cache()
-    assert sorted(p.rsplit("/", 1)[-1] for p in gcs.fs.find(home.split("://", 1)[1])) == [
-        "README.txt",
-        "SOUL.md",
-    ], "the refusal wrote MEMORY.md or left its probe object behind"
-
-
-def _count(data: bytes) -> tuple[int, int]:
-    notes = data.decode().splitlines()
-    return len(notes), sum(1 for n in collections.Counter(notes).values() if n > 1)
+    store.fs.invalidate_cache()
+    left = sorted(path.rsplit("/", 1)[-1] for path in store.fs.find(home.split("://", 1)[1]))
+    assert left == ["README.txt", "SOUL.md"], "the refusal wrote MEMORY.md or left its probe behind"
 
 
 @pytest.mark.slow
-def test_four_processes_lose_no_note_on_azure(azurite: Any, capsys: Any) -> None:
-    azure = Store("az", azurite.storage_options)
-    home = azure.home({"SOUL.md": b"x"})
-    assert append_from_processes(home, azure.options, writers=4, count=25) == [0, 0, 0, 0]
-    data = azure.get(f"{home}/MEMORY.md")
-    found, duplicated = _count(data)
+@pytest.mark.parametrize("backend", ["azure", "gcs"])
+def test_four_processes_lose_no_note(request: pytest.FixtureRequest, backend: str, capsys: Any) -> None:
+    store = _store(request, backend)
+    home = store.home({"SOUL.md": b"x"})
+    assert append_from_processes(home, store.options, writers=4, count=25) == [0, 0, 0, 0]
+    notes = store.get(f"{home}/MEMORY.md").decode().splitlines()
+    duplicated = sum(1 for n in collections.Counter(notes).values() if n > 1)
     with capsys.disabled():
-        print(f"\n[stores] Azure (Azurite), 4 processes x 25 appends: expected 100, found {found}, "
-              f"duplicated {duplicated}")  # fmt: skip
-    assert sorted(data.decode().splitlines()) == sorted(f"note {w}-{i}" for w in range(4) for i in range(25))
+        print(f"\n[stores] {backend} ({SERVERS[backend][1]}), 4 processes x 25 appends: expected 100, "
+              f"found {len(notes)}, duplicated {duplicated}")  # fmt: skip
+    assert sorted(notes) == sorted(f"note {w}-{i}" for w in range(4) for i in range(25))
 
 
-def test_single_writer_on_the_gcs_emulator_writes_plainly(gcs_emulator: Any) -> None:
-    gcs = Store("gs", GCS_OPTIONS)
-    home = gcs.home({"SOUL.md": b"x"})
-    tool = memory_tool(home, storage_options=gcs.options, single_writer=True)
+def test_single_writer_on_the_gcs_emulator_writes_plainly(request: pytest.FixtureRequest) -> None:
+    store = _store(request, "gcs-emulator")
+    home = store.home({"SOUL.md": b"x"})
+    tool = memory_tool(home, storage_options=store.options, single_writer=True)
     for index in range(3):
         assert tool.tool(command="append", content=f"- {index}").startswith("ok:")
-    assert gcs.get(f"{home}/MEMORY.md") == b"- 0\n- 1\n- 2\n"
+    assert store.get(f"{home}/MEMORY.md") == b"- 0\n- 1\n- 2\n"

@@ -4,6 +4,8 @@ must not exist yet), which GCS answers with 412 when another writer got there fi
 
 from __future__ import annotations
 
+import json
+
 from .base import READ_LIMIT, CompareAndSwapStore, run_on_loop
 
 __all__ = ["GcsStore"]
@@ -51,11 +53,10 @@ class GcsStore(CompareAndSwapStore):
             await self.fs._call(
                 "POST",
                 url,
-                uploadType="media",
-                name=key,
-                ifGenerationMatch=version if version is not None else "0",
-                data=data,
-                headers={"Content-Type": "application/octet-stream"},
+                uploadType="multipart",  # a multipart upload, as gcsfs's own: every server checks
+                ifGenerationMatch=version if version is not None else "0",  # its preconditions
+                data=_multipart(key, data),
+                headers={"Content-Type": f'multipart/related; boundary="{_BOUNDARY}"'},
                 json_out=True,
             )
         except FileExistsError:  # gcsfs's spelling of 412 Precondition Failed
@@ -68,3 +69,16 @@ class GcsStore(CompareAndSwapStore):
     async def _delete(self, path: str) -> None:
         bucket, key, _ = self.fs.split_path(path)
         await self.fs._call("DELETE", "b/{}/o/{}", bucket, key)
+
+
+_BOUNDARY = "toolnexus-8b1c4e2f"
+
+
+def _multipart(key: str, data: bytes) -> bytes:
+    """The object's name (JSON) and its bytes in one ``multipart/related`` body."""
+    metadata = json.dumps({"name": key})
+    head = (
+        f"--{_BOUNDARY}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{metadata}\r\n"
+        f"--{_BOUNDARY}\r\nContent-Type: application/octet-stream\r\n\r\n"
+    )
+    return head.encode() + data + f"\r\n--{_BOUNDARY}--\r\n".encode()
