@@ -69,6 +69,8 @@ def test_a_zip_under_another_name_is_a_bundle_on_memory_fs(memfs: Any, tmp_path:
         memory_tool("/aster.bin", fs=memfs)
 
 
+@pytest.mark.slow
+@pytest.mark.s3
 def test_a_zip_under_another_name_is_a_bundle_on_s3(
     moto_server: Any, new_bucket: Callable[[], str], s3_options: dict[str, Any]
 ) -> None:

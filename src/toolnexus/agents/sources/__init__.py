@@ -20,22 +20,30 @@ from .base import (
 )
 from .bundle import ZIP, BundleSource
 from .fsspec import FsspecSource
+from .http import HttpSource
+from .layered import LayeredSource
 from .local import LocalSource
-from .registry import ArchiveFile, ArchiveKind, archive_kinds, register_archive
+from .mapping import DictSource
+from .registry import ArchiveFile, ArchiveKind, archive_kinds, register_archive, register_filesystem_source
 from .resolve import Location, is_url, resolve, resolve_output, url_to_fs
+from .tar import TAR, TarSource
 
 __all__ = [
     "ArchiveFile",
     "ArchiveKind",
     "BootstrapSource",
     "BundleSource",
+    "DictSource",
     "Entry",
     "EntrySourceBase",
     "FsspecSource",
+    "HttpSource",
+    "LayeredSource",
     "LocalSource",
     "Location",
     "Reading",
     "SourceBase",
+    "TarSource",
     "archive_kinds",
     "is_url",
     "open_source",
@@ -43,6 +51,7 @@ __all__ = [
     "read_entries_async",
     "read_only",
     "register_archive",
+    "register_filesystem_source",
     "resolve",
     "resolve_output",
     "url_to_fs",
@@ -50,6 +59,8 @@ __all__ = [
 ]
 
 register_archive(ZIP)
+register_archive(TAR)
+register_filesystem_source(("http", "https"), HttpSource)
 
 #: The resolver's earlier name, kept for code that imported it.
 open_source = resolve

@@ -39,24 +39,23 @@ class BootstrapSource(Protocol):
 
     ``location`` is a human-readable name used in error messages and reports.
 
-    Example — a dict-backed source, e.g. for personas kept in a database::
+    Example — a source over rows of a database table (here a dict; for a ready-made one see
+    :class:`DictSource`), checked by the test suite as a doctest::
 
-        from collections.abc import Mapping, Sequence
-
-        from toolnexus.agents import compose_soul
-
-
-        class DictSource:
-            def __init__(self, files: Mapping[str, bytes], location: str = "dict://persona") -> None:
-                self.files = dict(files)
-                self.location = location
-
-            def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
-                return {n: self.files[n][: limit + 1] for n in names if n in self.files}
-
-
-        soul, found = compose_soul(DictSource({"SOUL.md": b"You are Aster."}))
-        assert soul == "## SOUL.md\\n\\nYou are Aster."
+        >>> from collections.abc import Mapping, Sequence
+        >>> from toolnexus.agents import compose_soul
+        >>> class TableSource:
+        ...     def __init__(self, rows: Mapping[str, bytes], location: str = "db://personas/aster") -> None:
+        ...         self.rows = dict(rows)
+        ...         self.location = location
+        ...
+        ...     def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
+        ...         return {n: self.rows[n][: limit + 1] for n in names if n in self.rows}
+        >>> soul, found = compose_soul(TableSource({"SOUL.md": b"You are Aster."}))
+        >>> soul
+        '## SOUL.md\\n\\nYou are Aster.'
+        >>> found
+        ['SOUL.md']
     """
 
     @property
@@ -75,10 +74,13 @@ class Entry:
 
     ``data`` is ``None`` for a name that exists but is not a regular file (a directory, FIFO,
     socket or device): skipped, never read. ``size`` is the full size on the source when known.
+    ``origin`` is the location that supplied it when that is not the reading's own (the layer of
+    a layered persona).
     """
 
     data: bytes | None
     size: int | None = None
+    origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

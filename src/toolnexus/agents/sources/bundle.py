@@ -83,8 +83,7 @@ class BundleSource(SourceBase):
         """The zip bundle ``file`` (how the registry opens one), wherever it is."""
         if file.fs is None:
             return cls.from_file(file.path, folder)
-        opener = functools.partial(open_archive, file.fs, file.path, file.info)
-        return cls(opener, file.location, folder)
+        return cls(functools.partial(_open_ranged_or_download, file), file.location, folder)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         """Never: a bundle is read-only."""
@@ -179,6 +178,17 @@ def open_archive(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> I
         handle.seek(max(0, handle.size - BUNDLE_BLOCK_SIZE))
         handle.read(BUNDLE_BLOCK_SIZE)
     return _SeekErrorsAsOSError(handle)  # type: ignore[return-value]
+
+
+def _open_ranged_or_download(file: ArchiveFile) -> IO[bytes]:
+    """Ranged reads where the server serves ranges; a bounded download where it does not
+    (fsspec's HTTP files raise ValueError naming range requests, e.g. ``python -m http.server``)."""
+    try:
+        return open_archive(file.fs, file.path, file.info)
+    except ValueError as error:
+        if "range requests" not in str(error):
+            raise
+    return file.download()
 
 
 class _SeekErrorsAsOSError:

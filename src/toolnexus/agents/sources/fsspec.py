@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import location_error, read_error
@@ -80,6 +80,18 @@ class FsspecSource(SourceBase):
     def _cat_arguments(self, names: Sequence[str], limit: int) -> tuple[list[str], list[int], list[int]]:
         return [self.path_of(name) for name in names], [0] * len(names), [limit + 1] * len(names)
 
+    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
+        """Each name's first ``limit + 1`` bytes or its exception, in one concurrent batch."""
+        results: list[Any] = self.fs.cat_ranges(*self._cat_arguments(names, limit), on_error="return")
+        return results
+
+    def _fetch_coroutine(self, names: Sequence[str], limit: int) -> Coroutine[Any, Any, list[Any]]:
+        """:meth:`_fetch` as the async filesystem's own coroutine."""
+        coroutine: Coroutine[Any, Any, list[Any]] = self.fs._cat_ranges(
+            *self._cat_arguments(names, limit), on_error="return"
+        )
+        return coroutine
+
     def _looks_like_bundle(self) -> bool:
         """A name that says "bundle" (``.zip``, ``.tgz``, …) is looked up first, sparing the reads."""
         return kind_by_name(self.path) is not None
@@ -91,7 +103,7 @@ class FsspecSource(SourceBase):
             if info.get("type") == "file":
                 return self._bundle(info).read_entries(names, limit, exact_sizes=exact_sizes)
         try:
-            results = self.fs.cat_ranges(*self._cat_arguments(names, limit), on_error="return")
+            results = self._fetch(names, limit)
         except Exception as error:
             raise read_error(error, self.location, None) from error
         return self._finish(names, results, limit, exact_sizes)
@@ -102,7 +114,7 @@ class FsspecSource(SourceBase):
         """Await the filesystem's own coroutines on its loop: no thread per persona."""
         if not getattr(self.fs, "async_impl", False) or self._looks_like_bundle():
             return await super().read_entries_async(names, limit, exact_sizes=exact_sizes)
-        coroutine = self.fs._cat_ranges(*self._cat_arguments(names, limit), on_error="return")
+        coroutine = self._fetch_coroutine(names, limit)
         try:
             if getattr(self.fs, "asynchronous", False):
                 results = await coroutine

@@ -13,24 +13,28 @@ A new archive format is one module defining an :class:`ArchiveKind`, plus one
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import io
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
-from ..errors import location_error, read_error
+from ..errors import BootstrapError, location_error, read_error
 from .base import SourceBase, read_only
 
 __all__ = [
     "HEAD_BYTES",
+    "MAX_DOWNLOAD_BYTES",
     "ArchiveFile",
     "ArchiveKind",
     "ArchiveOpener",
     "archive_for_file",
     "archive_kind",
     "archive_kinds",
+    "filesystem_source",
     "not_a_bundle",
     "not_a_folder",
     "register_archive",
+    "register_filesystem_source",
     "sniff_kind",
 ]
 
@@ -57,14 +61,69 @@ class ArchiveFile:
     def head(self, size: int = 512) -> bytes:
         """The first ``size`` bytes: one small read (one ranged GET remotely)."""
         try:
-            if self.fs is None:
-                with open(self.path, "rb") as stream:
+            if self.fs is None or _is_http(self.fs):
+                with self.open_stream() as stream:
                     return stream.read(size)
             return bytes(self.fs.cat_file(self.path, start=0, end=size))[:size]
         except FileNotFoundError:
             raise location_error(FileNotFoundError, self.location, "no such persona home") from None
         except Exception as error:
             raise read_error(error, self.location, None) from error
+
+    def open_stream(self) -> IO[bytes]:
+        """The file for one sequential pass from the start (tar): large readahead remotely; over
+        HTTP a plain streaming GET, which servers without Range support answer too."""
+        if self.fs is None:
+            return open(self.path, "rb")
+        if _is_http(self.fs):
+            stream: IO[bytes] = self.fs.open(self.path, "rb", block_size=0)
+            return stream
+        known = {} if self.info is None else {"size": self.info["size"]}
+        block = STREAM_BLOCK_SIZE
+        handle: IO[bytes] = self.fs.open(self.path, "rb", block_size=block, cache_type="readahead", **known)
+        return handle
+
+    def download(self) -> IO[bytes]:
+        """The whole file in memory, for a server that cannot serve ranges; bounded."""
+        chunks: list[bytes] = []
+        size = 0
+        with self.open_stream() as stream:
+            while size <= MAX_DOWNLOAD_BYTES and (chunk := stream.read(MAX_DOWNLOAD_BYTES + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+        if size > MAX_DOWNLOAD_BYTES:
+            raise BootstrapError(
+                f"{self.location}: the server does not serve byte ranges and the bundle is over "
+                f"{MAX_DOWNLOAD_BYTES} bytes; refusing to download it whole"
+            )
+        return io.BytesIO(b"".join(chunks))
+
+
+#: Readahead for sequential passes over remote archives (one GET per MiB).
+STREAM_BLOCK_SIZE = 1024 * 1024
+
+#: Largest zip bundle downloaded whole from a server without Range support (64 MiB).
+MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024
+
+#: Sources for fsspec filesystems that need their own read path, by protocol.
+_FILESYSTEM_SOURCES: dict[str, Callable[[Any, str], SourceBase]] = {}
+
+
+def register_filesystem_source(protocols: Iterable[str], factory: Callable[[Any, str], SourceBase]) -> None:
+    """Read homes on filesystems of these protocols with ``factory(fs, path)`` (else FsspecSource)."""
+    for protocol in protocols:
+        _FILESYSTEM_SOURCES[protocol] = factory
+
+
+def filesystem_source(fs: Any) -> Callable[[Any, str], SourceBase] | None:
+    """The registered source for ``fs``'s protocol, if any."""
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    return next((_FILESYSTEM_SOURCES[p] for p in protocols if p in _FILESYSTEM_SOURCES), None)
+
+
+def _is_http(fs: Any) -> bool:
+    protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
+    return bool(protocols & {"http", "https"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,9 @@ from typing import Any
 
 from .base import BootstrapSource
 from .fsspec import FsspecSource
+from .layered import LayeredSource
 from .local import LocalSource
-from .registry import ArchiveFile, archive_kind
+from .registry import ArchiveFile, archive_kind, filesystem_source
 
 __all__ = ["Location", "is_url", "resolve", "resolve_output", "url_to_fs"]
 
@@ -43,9 +44,12 @@ def resolve(
 ) -> BootstrapSource:
     """Turn anything ``compose_soul`` accepts into a :class:`BootstrapSource`.
 
+    A list or tuple of locations is a layered persona, base first (see :class:`LayeredSource`).
     Raises :class:`TypeError` for an unsupported location or options that cannot apply to it,
     and :class:`ValueError` naming the location for a URL whose protocol nobody knows.
     """
+    if isinstance(location, list | tuple):
+        return _layers(location, storage_options, fs, follow_external_symlinks)
     # A str is never a source; saying so first skips the runtime-Protocol check, which costs
     # more than composing a small local soul.
     if not isinstance(location, str | os.PathLike) and isinstance(location, BootstrapSource):
@@ -70,6 +74,34 @@ def resolve(
             raise TypeError(f"storage_options cannot apply to the local path {path!r}")
         return LocalSource(path, follow_external_symlinks=follow_external_symlinks)
     return _from_url(path, dict(storage_options or {}), follow_external_symlinks)
+
+
+def _layers(
+    locations: list[Any] | tuple[Any, ...],
+    storage_options: Mapping[str, Any] | None,
+    fs: Any,
+    follow_external_symlinks: bool,
+) -> LayeredSource:
+    """Each layer resolved on its own: ``storage_options`` go to the URL layers, ``fs=`` to the
+    path layers, ``follow_external_symlinks`` to the local ones; sources come configured."""
+    if not locations:
+        raise ValueError("a layered persona needs at least one layer (got an empty list)")
+    if any(isinstance(layer, list | tuple) for layer in locations):
+        raise TypeError("layers are locations, not nested lists: pass one flat list, base first")
+    if storage_options and fs is None and not any(is_url(layer) for layer in locations):
+        raise TypeError("storage_options cannot apply: no layer is a URL")
+    layers: list[BootstrapSource] = []
+    for layer in locations:
+        if isinstance(layer, str | os.PathLike):
+            options = storage_options if fs is None and is_url(layer) else None
+            layers.append(
+                resolve(
+                    layer, storage_options=options, fs=fs, follow_external_symlinks=follow_external_symlinks
+                )
+            )
+        else:
+            layers.append(resolve(layer))
+    return LayeredSource(layers)
 
 
 def is_url(location: object) -> bool:
@@ -119,7 +151,8 @@ def _is_local_fs(fs: Any) -> bool:
 def _on_filesystem(fs: Any, path: str, follow_external_symlinks: bool) -> BootstrapSource:
     if _is_local_fs(fs):
         return LocalSource(fs._strip_protocol(path), follow_external_symlinks=follow_external_symlinks)
-    return FsspecSource(fs, fs._strip_protocol(path))
+    source = filesystem_source(fs) or FsspecSource
+    return source(fs, fs._strip_protocol(path))
 
 
 def url_to_fs(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
