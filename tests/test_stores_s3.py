@@ -21,6 +21,8 @@ from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.agents.errors import read_error
 from toolnexus.agents.stores import forget_verdicts
 
+pytestmark = pytest.mark.s3
+
 CONDITION_HEADERS = frozenset({"if-match", "if-none-match"})
 
 REFUSAL = (
