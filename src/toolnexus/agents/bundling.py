@@ -129,6 +129,11 @@ def write_bundle(
 ) -> list[str]:
     """Write ``home``'s bootstrap files to the zip bundle ``out``; returns the names written.
 
+    The names come in :data:`BOOTSTRAP_ORDER`, as the archive's members do, whatever order the
+    home listed them in (a zip home may hold its members in any order). A failed write (a full
+    disk, a quota, access denied) raises the same :class:`OSError` subclass with the same
+    ``errno``, its message naming ``out``; nothing is left behind and an existing ``out`` stays.
+
     ``home`` is anything :func:`compose_soul` accepts (``fs=`` applies to it). ``out`` is a local
     path or a single fsspec URL (``s3://bucket/aster.zip``). ``storage_options`` go to every URL
     among ``home`` and ``out``; key them by protocol (``{"s3": {...}}``) where the two differ. An
@@ -154,4 +159,4 @@ def write_bundle(
     except OSError as error:
         reason = f"cannot write the bundle ({error.strerror or error})"
         raise location_error(type(error), out_path, reason, error.errno) from error
-    return list(files)
+    return [name for name in BOOTSTRAP_ORDER if name in files]

@@ -45,6 +45,8 @@ class S3Proxy(_Handler):
         latency: seconds to sleep after a request has been read and before it
             is answered/forwarded (default 0).  Read per request; may be
             changed at any time.
+        drop_request_headers: lower-case names of request headers the proxy
+            does not forward (default none).
     """
 
     def __init__(self, upstream_url: str) -> None:
@@ -57,8 +59,11 @@ class S3Proxy(_Handler):
         self._upstream_host = parsed.hostname
         self._upstream_port = parsed.port or 80
         self.latency: float = 0.0
+        #: Request headers (lower-case names) not forwarded upstream — e.g. ``{"if-match",
+        #: "if-none-match"}`` turns moto into a server that ignores conditional writes.
+        self.drop_request_headers: frozenset[str] = frozenset()
 
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()  # reentrant: wait_until's predicates read the proxy
         self._records: list[RequestRecord] = []
         self._bytes_sent = 0
         self._faults: list[FaultRule] = []
@@ -173,6 +178,7 @@ class S3Proxy(_Handler):
                     return
                 self._connections[conn.id] = conn
                 self._threads.add(thread)
+                self._lock.notify_all()
             thread.start()
 
     def _serve_connection(self, conn: _Connection) -> None:
@@ -190,11 +196,13 @@ class S3Proxy(_Handler):
                 with self._lock:
                     self._in_flight += 1
                     self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
+                    self._lock.notify_all()
                 try:
                     keep_going, abort = self._handle(conn, raw)
                 finally:
                     with self._lock:
                         self._in_flight -= 1
+                        self._lock.notify_all()
                 if not keep_going:
                     break
         except _DISCONNECT_ERRORS:
@@ -211,3 +219,4 @@ class S3Proxy(_Handler):
             with self._lock:
                 self._connections.pop(conn.id, None)
                 self._threads.discard(threading.current_thread())
+                self._lock.notify_all()
