@@ -56,6 +56,7 @@ def s3_args(endpoint_url: str, hop: str = "") -> list[str]:
         *("-o", f"{hop}key={DUMMY_KEY}"),
         *("-o", f"{hop}secret={DUMMY_SECRET}"),
         *("-o", f"{hop}client_kwargs.region_name={DEFAULT_REGION}"),
+        *("-o", f"{hop}client_kwargs.verify=false"),  # plain http: skip loading the CA bundle
         *("-o", f"{hop}skip_instance_cache=true"),
     ]
 

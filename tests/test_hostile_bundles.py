@@ -355,6 +355,7 @@ def _compose_bytes_via_fsspec(data: bytes) -> None:
 zip_signatures = st.sampled_from([b"", b"PK\x03\x04", b"PK\x05\x06", b"PK\x01\x02", b"PK\x07\x08"])
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(
@@ -401,6 +402,7 @@ def mutated_bundles(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(data=mutated_bundles())
@@ -408,6 +410,7 @@ def test_mutated_bundles_give_a_result_or_a_bootstrap_error(data: bytes) -> None
     _compose_bytes(data)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(data=mutated_bundles())
