@@ -148,6 +148,7 @@ def linearizable_moto() -> Iterator[None]:
 
 
 @pytest.mark.s3
+@pytest.mark.timeout(900)  # a hang guard: --stress sizes take minutes on a loaded machine
 @pytest.mark.usefixtures("linearizable_moto")
 @pytest.mark.parametrize("sharing", ["a tool per writer", "one shared tool"])
 def test_threads_on_one_s3_home(
