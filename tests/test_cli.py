@@ -116,7 +116,7 @@ def test_inspect_prints_a_row_per_name_and_a_summary(home: Path) -> None:
     assert table["SOUL.md"].split() == ["SOUL.md", "present", "418", "418"]
     assert table["TOOLS.md"].split() == ["TOOLS.md", "absent", "-", "-"]
     assert table["HEARTBEAT.md"].split() == ["HEARTBEAT.md", "skipped", "-", "-"]
-    assert table["MEMORY.md"].endswith("BOM stripped, 2 line endings made LF, 1 invalid bytes replaced"), (
+    assert table["MEMORY.md"].endswith("BOM stripped, 2 line endings made LF, 1 invalid byte replaced"), (
         table["MEMORY.md"]
     )
     soul = compose_soul(home)[0]

@@ -28,12 +28,24 @@ INTERESTING = st.sampled_from(
         "\ufffd".encode(),
         b"a",
         b"Z",
+        b"\xff\xfe",
+        b"\xfe\xff",
+        b"\x00",
+        b"\xd8",
     ]
+)
+UTF16_CODECS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+#: Text as Windows Notepad saves it as "Unicode": a UTF-16 BOM, then UTF-16 code units.
+UTF16_TEXT = st.builds(
+    lambda bom, text: bom + text.encode(UTF16_CODECS[bom]),
+    st.sampled_from(list(UTF16_CODECS)),
+    st.text(max_size=12),
 )
 CONTENT = st.one_of(
     st.binary(max_size=40),
     st.lists(INTERESTING, max_size=16).map(b"".join),
     st.text(max_size=20).map(str.encode),
+    UTF16_TEXT,
 )
 PERSONAS = st.dictionaries(st.sampled_from(BOOTSTRAP_ORDER), CONTENT)
 
@@ -64,14 +76,33 @@ def drop_cut_character(head: bytes) -> bytes:
     return head
 
 
-def reference_body(data: bytes, cap: int) -> str:
-    """The rules of issue 2, restated independently of the implementation."""
+def drop_cut_code_unit(units: bytes, codec: str) -> bytes:
+    """Remove half a UTF-16 code unit, and a high surrogate whose low half was cut off."""
+    units = units[: len(units) // 2 * 2]
+    if len(units) >= 2:
+        last = int.from_bytes(units[-2:], "little" if codec == "utf-16-le" else "big")
+        if 0xD800 <= last < 0xDC00:
+            units = units[:-2]
+    return units
+
+
+def reference_text(data: bytes, cap: int) -> str:
+    """The decoded kept text: UTF-16 after its BOM (issue 13), else UTF-8 (issue 2)."""
     head = data[:cap]
+    codec = UTF16_CODECS.get(data[:2])
+    if codec is not None:
+        units = head[2:]
+        return (drop_cut_code_unit(units, codec) if len(data) > cap else units).decode(codec, "replace")
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     if len(data) > cap:
         head = drop_cut_character(head)
-    body = head.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n").rstrip()
+    return head.decode("utf-8", "replace")
+
+
+def reference_body(data: bytes, cap: int) -> str:
+    """The rules of issues 2 and 13, restated independently of the implementation."""
+    body = reference_text(data, cap).replace("\r\n", "\n").replace("\r", "\n").rstrip()
     return body + (TRUNCATION_NOTICE if len(data) > cap else "")
 
 
@@ -101,9 +132,12 @@ def test_kept_text_is_normalised_decoding_of_a_prefix_of_at_most_cap_bytes(data:
     text = body.removesuffix(TRUNCATION_NOTICE) if report.truncated else body
     assert report.kept_bytes <= cap
     prefix = data[: report.kept_bytes]
-    if prefix.startswith(b"\xef\xbb\xbf"):
+    if report.encoding == "utf-8" and prefix.startswith(b"\xef\xbb\xbf"):
         prefix = prefix[3:]
-    assert text == prefix.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n").rstrip()
+    elif report.encoding != "utf-8":
+        prefix = prefix[2:]
+    decoded = prefix.decode(report.encoding, "replace")
+    assert text == decoded.replace("\r\n", "\n").replace("\r", "\n").rstrip()
 
 
 @given(st.text(min_size=1, max_size=30), CAPS)
@@ -162,3 +196,54 @@ def test_compose_fast_path_equals_the_report(persona: dict[str, bytes], cap: int
     prefixes = {n: d[: cap + 1] for n, d in persona.items()}
     report = compose_report("mem", prefixes, limit=cap)
     assert compose("mem", prefixes, limit=cap) == (report.soul, report.found)
+
+
+# -- UTF-16 (issue 13): a file starting with a UTF-16 BOM is UTF-16 --------------------------
+
+UTF16_EXAMPLES = settings(max_examples=60)
+
+
+@UTF16_EXAMPLES
+@given(st.sampled_from(list(UTF16_CODECS)), st.text(max_size=20))
+def test_utf16_file_composes_like_its_utf8_twin(bom: bytes, text: str) -> None:
+    """Under the cap, a UTF-16 file gives the body its UTF-8 spelling gives; the report says which."""
+    body, report = normalise_body(bom + text.encode(UTF16_CODECS[bom]), limit=1000)
+    assert body == normalise_body(text.encode(), limit=1000)[0]
+    assert (report.encoding, report.bom_stripped) == (UTF16_CODECS[bom], True)
+    assert report.invalid_bytes_replaced == 0
+
+
+@UTF16_EXAMPLES
+@given(UTF16_TEXT, CAPS)
+def test_utf16_cut_never_splits_a_code_unit_or_a_surrogate_pair(data: bytes, cap: int) -> None:
+    """The cap counts bytes; the kept bytes are whole characters, so no U+FFFD and no half pair."""
+    clean = data[:2] + data[2:].decode(UTF16_CODECS[data[:2]]).replace("\ufffd", "").encode(
+        UTF16_CODECS[data[:2]]
+    )
+    body, report = normalise_body(clean[: cap + 1], limit=cap)
+    assert report.truncated == (len(clean) > cap)
+    assert report.kept_bytes <= cap
+    assert report.kept_bytes == 0 or report.kept_bytes % 2 == 0
+    kept = clean[2 : report.kept_bytes]
+    kept.decode(report.encoding)  # strict: a split code unit or surrogate pair would raise
+    assert "\ufffd" not in body
+    assert report.invalid_bytes_replaced == 0
+
+
+@UTF16_EXAMPLES
+@given(st.sampled_from(list(UTF16_CODECS)), st.binary(max_size=30), CAPS)
+def test_utf16_invalid_units_are_replaced_and_counted(bom: bytes, units: bytes, cap: int) -> None:
+    """Lone surrogates and an odd last byte become U+FFFD and are counted, as invalid UTF-8 is."""
+    data = bom + units
+    body, report = normalise_body(data[: cap + 1], limit=cap)
+    assert report.encoding == UTF16_CODECS[bom]
+    assert body == reference_body(data, cap)
+    literal = reference_text(data, cap).count("\ufffd")
+    strict_kept = data[2 : report.kept_bytes]
+    try:
+        strict_kept.decode(report.encoding)
+    except UnicodeDecodeError:
+        assert report.invalid_bytes_replaced >= 1
+    else:
+        assert report.invalid_bytes_replaced == 0
+    assert report.invalid_bytes_replaced <= literal

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from upath import UPath
 
 from tests.support import MotoServer, put_objects
-from tests.support.files import DictSource, zip_bytes
+from tests.support.files import DictSource, tar_bytes, zip_bytes
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
 
 Persona = Mapping[str, bytes]
@@ -90,6 +90,27 @@ class Backends:
 
     def custom(self, persona: Persona) -> Location:
         return DictSource(persona), {}
+
+    def tar_folder(self, persona: Persona) -> Location:
+        path = self.tmp / f"{uuid.uuid4().hex}.tgz"
+        path.write_bytes(tar_bytes(persona, "aster/", "w:gz"))
+        return str(path), {}
+
+    def s3_tar_chained(self, persona: Persona) -> Location:
+        key = f"{uuid.uuid4().hex}.tar.xz"
+        put_objects(self.moto.endpoint_url, self.bucket, {key: tar_bytes(persona, "aster/", "w:xz")})
+        return f"tar://aster::s3://{self.bucket}/{key}", {"storage_options": {"s3": self.s3_options}}
+
+    def layered(self, persona: Persona) -> Location:
+        """Local base, zip middle, S3 top, whose flattening is exactly ``persona``; the base also
+        holds decoys of the names the layers above supply, which must never show."""
+        names = list(persona)
+        groups = [{n: persona[n] for n in names[k::3]} for k in range(3)]
+        decoys = dict.fromkeys([*groups[1], *groups[2]], b"decoy from the base")
+        base, _ = self.local({**decoys, **groups[0]})
+        middle, _ = self.zip_folder(groups[1])
+        top, options = self.s3(groups[2])
+        return [base, middle, top], options
 
 
 SOURCES = [name for name in vars(Backends) if not name.startswith("_")]

@@ -82,4 +82,4 @@ def test_installed_command(local: Home) -> None:
     assert refused.returncode == 1
     assert refused.stderr.startswith("error: 'old' does not occur in MEMORY.md")
     assert local.memory() == b"via a subprocess\n"
-    assert "toolnexus memory examples/aster view" in _run("memory", "--help").stdout
+    assert "toolnexus memory /tmp/aster view" in _run("memory", "--help").stdout

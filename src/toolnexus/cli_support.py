@@ -12,6 +12,7 @@ with ``fn(args: argparse.Namespace) -> int`` returning the exit code. Print with
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -22,10 +23,13 @@ __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_ERROR",
     "Handler",
+    "Parser",
     "Subparsers",
     "emit",
+    "location",
     "location_kwargs",
     "location_options",
+    "plural",
 ]
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -35,6 +39,40 @@ Handler: TypeAlias = Callable[[argparse.Namespace], int]
 EXIT_BROKEN_PIPE = 141
 #: Exit status for a location or option the library refused (argparse also uses 2 for usage errors).
 EXIT_ERROR = 2
+
+# -- parser habits ----------------------------------------------------------------------------
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a habit of git, ruff and uv: a mistyped choice gets "did you mean …?".
+
+    Subparsers inherit the class, so this covers every command and nested choice (``memory``'s
+    actions too). Python 3.14's ``suggest_on_error`` does the same; we support 3.11.
+    """
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is None or value in action.choices:
+            return
+        choices = [str(choice) for choice in action.choices]
+        close = difflib.get_close_matches(str(value), choices, n=1)
+        what = "unknown command" if isinstance(action, argparse._SubParsersAction) else "invalid choice"
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise argparse.ArgumentError(action, f"{what} {value!r}{hint} (choose from {', '.join(choices)})")
+
+
+def location(value: str) -> str:
+    """``type=`` for location arguments: an empty string is a mistake, never "the current folder"."""
+    if not value:
+        raise argparse.ArgumentTypeError(
+            "empty location; name a folder ('.' for this one), a bundle or a URL"
+        )
+    return value
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """``"1 line ending"``, ``"2 line endings"``: every count the commands print goes through here."""
+    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+
 
 # -- shared options ---------------------------------------------------------------------------
 
@@ -71,13 +109,14 @@ class _StorageOption(argparse.Action):
         setattr(namespace, self.dest, options)
 
 
-def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
-    """A parent parser with the options location subcommands share (``symlinks``: reading ones)."""
+def location_options(*, symlinks: bool = True, dest: str = "storage_options") -> argparse.ArgumentParser:
+    """A parent parser with the options location subcommands share (``symlinks``: reading ones;
+    ``dest``: where ``-o`` collects, for a nested parser that must not overwrite its parent's)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("location options")
     group.add_argument(
         "-o",
-        dest="storage_options",
+        dest=dest,
         action=_StorageOption,
         metavar="KEY=VALUE",
         help="storage option for fsspec (repeatable); dots nest: -o s3.KEY=VALUE keys it to the s3 hop "

@@ -8,6 +8,7 @@ the library would never write (a folder prefix, other members, stored members, h
 from __future__ import annotations
 
 import io
+import tarfile
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,21 @@ def make_home(root: Path, files: Mapping[str, bytes]) -> Path:
     for name, data in files.items():
         (root / name).write_bytes(data)
     return root
+
+
+def tar_bytes(files: Mapping[str, bytes], folder: str, mode: str) -> bytes:
+    """A tar archive (``mode`` as for :func:`tarfile.open`, e.g. ``"w:gz"``) of ``files`` under ``folder``."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode=mode) as archive:
+        if folder:  # as `tar -czf aster.tar.gz aster/` does: the folder has its own entry
+            directory = tarfile.TarInfo(folder.rstrip("/"))
+            directory.type = tarfile.DIRTYPE
+            archive.addfile(directory)
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"{folder}{name}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def zip_bytes(

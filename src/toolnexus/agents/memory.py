@@ -3,9 +3,9 @@
 The model calls one tool, ``memory``, with a ``command`` (view / append / replace / remove, after
 Letta's core-memory and Anthropic's memory tool). Mistakes the model can fix come back as
 ``"error: …"`` text telling it what to do; storage failures raise, like ``compose_soul``'s.
-Edits are planned here, purely, from the bytes read; :mod:`.memory_store` makes each
-read-plan-write indivisible on its backend. The soul a session was composed with never changes;
-the next ``compose_soul`` shows the edits.
+Edits are planned here, purely, from the bytes read; :mod:`.stores` makes each read-plan-write
+indivisible on its backend, or refuses. The soul a session was composed with never changes; the
+next ``compose_soul`` shows the edits.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .memory_location import open_store
 from .memory_store import MEMORY_FILE, Change, MemoryStore, Plan
 from .soul import MAX_BOOTSTRAP_FILE_BYTES
-from .sources import open_source
+from .sources import resolve, writer_of
 
 __all__ = ["MemoryTool", "memory_tool"]
 
@@ -219,13 +218,23 @@ def memory_tool(
     *,
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
+    single_writer: bool = False,
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
-    The location is resolved once, here; one that cannot be written fails now, not at the first
-    write: a zip bundle (path or ``zip://`` URL) or read-only filesystem raises
-    :class:`BootstrapError`, a missing home :class:`FileNotFoundError`, a plain file
-    :class:`NotADirectoryError`, an unwritable local folder :class:`PermissionError`, and a
-    custom ``BootstrapSource`` :class:`TypeError`.
+    The location is resolved once, here, and the source says how MEMORY.md is written; one that
+    cannot be written fails now, not at the first write: a bundle (zip or tar, whatever its name)
+    or read-only filesystem raises :class:`BootstrapError` saying why, a missing home
+    :class:`FileNotFoundError`, a plain file :class:`NotADirectoryError`, an unwritable local
+    folder :class:`PermissionError`, and a custom ``BootstrapSource`` without a ``writer``
+    :class:`TypeError`. A layered persona writes to its top layer.
+
+    Edits are never reported "ok" if another writer could silently undo them: S3, Azure Blob and
+    GCS edits are compare-and-swaps, and before the first write per bucket and process the server
+    is checked to enforce them (a server that ignores them makes every edit raise
+    :class:`BootstrapError`); another fsspec filesystem is refused now. ``single_writer=True`` is
+    your word that only one process writes this home: writes are then plain, serialised only
+    within this process.
     """
-    return MemoryTool(open_store(open_source(dir, storage_options=storage_options, fs=fs)))
+    source = resolve(dir, storage_options=storage_options, fs=fs)
+    return MemoryTool(writer_of(source, MEMORY_FILE, single_writer=single_writer))

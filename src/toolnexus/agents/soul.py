@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import codecs
 import logging
+import sys
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -44,6 +46,13 @@ TRUNCATION_NOTICE = "\n\n[truncated: exceeds 2 MB bootstrap cap]"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _LITERAL_REPLACEMENT_CHAR = "\ufffd".encode()
 
+#: The encodings a :class:`FileReport` can name.
+Encoding = Literal["utf-8", "utf-16-le", "utf-16-be"]
+
+#: A file starting with one of these byte-order marks is UTF-16 (what Windows Notepad calls
+#: "Unicode"); every other file is UTF-8. ``FF FE`` and ``FE FF`` never occur in UTF-8 text.
+_UTF16_BOMS: dict[bytes, Encoding] = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+
 FileStatus = Literal["present", "absent", "skipped"]
 
 logger = logging.getLogger("toolnexus.agents")
@@ -60,11 +69,18 @@ class FileReport:
     #: Bytes of the file that made it into the body (after the cap and a dropped cut character).
     kept_bytes: int = 0
     truncated: bool = False
+    #: How the bytes were decoded: ``"utf-8"``, or ``"utf-16-le"``/``"utf-16-be"`` after a UTF-16
+    #: BOM; ``None`` when absent/skipped.
+    encoding: Encoding | None = None
     bom_stripped: bool = False
     #: How many CRLF or lone CR line endings became LF.
     line_endings_normalised: int = 0
-    #: How many U+FFFD characters stand in for invalid UTF-8 (literal U+FFFD not counted).
+    #: How many U+FFFD characters stand in for invalid input — bytes that are not UTF-8, or in a
+    #: UTF-16 file a lone surrogate or odd last byte (literal U+FFFD not counted).
     invalid_bytes_replaced: int = 0
+    #: For a layered persona, the layer (its location) that supplied the file; ``None`` when the
+    #: file is absent or the persona has a single home (so reports compare equal across backends).
+    layer: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, keys in declaration order."""
@@ -74,9 +90,11 @@ class FileReport:
             "size": self.size,
             "kept_bytes": self.kept_bytes,
             "truncated": self.truncated,
+            "encoding": self.encoding,
             "bom_stripped": self.bom_stripped,
             "line_endings_normalised": self.line_endings_normalised,
             "invalid_bytes_replaced": self.invalid_bytes_replaced,
+            "layer": self.layer,
         }
 
 
@@ -101,9 +119,9 @@ class SoulReport:
 
 #: One file's body (without the truncation notice: the caller appends it, saving a copy), the
 #: decoded text before line endings were normalised, the decoded span ``prefix[start:stop]``
-#: (after a BOM, before the cap and a cut character), and whether the file was over the cap.
-#: A plain tuple: this is built for every file of every composition.
-_Body = tuple[str, str, int, int, bool]
+#: (after a BOM, before the cap and a cut character), whether the file was over the cap, and
+#: the encoding. A plain tuple: this is built for every file of every composition.
+_Body = tuple[str, str, int, int, bool, Encoding]
 
 
 #: Cached once: looking the codec up costs more than decoding a typical file.
@@ -118,6 +136,11 @@ def _body(prefix: bytes, limit: int) -> _Body:
     """
     truncated = len(prefix) > limit
     end = limit if truncated else len(prefix)
+    encoding = _UTF16_BOMS.get(prefix[:2])
+    if encoding is not None:
+        start, stop = _utf16_span(prefix, end, truncated, encoding)
+        text = str(memoryview(prefix)[start:stop], encoding, "replace")
+        return _finish(text, start, stop, truncated, encoding)
     start = len(_UTF8_BOM) if end >= len(_UTF8_BOM) and prefix.startswith(_UTF8_BOM) else 0
     stop = end
     if truncated:
@@ -131,21 +154,61 @@ def _body(prefix: bytes, limit: int) -> _Body:
         text = str(memoryview(prefix)[start:stop], "utf-8", "replace")
     else:
         text = prefix.decode("utf-8", "replace")
+    return _finish(text, start, stop, truncated, "utf-8")
+
+
+def _finish(text: str, start: int, stop: int, truncated: bool, encoding: Encoding) -> _Body:
     body = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-    return body.rstrip(), text, start, stop, truncated
+    return body.rstrip(), text, start, stop, truncated, encoding
+
+
+def _utf16_span(prefix: bytes, end: int, truncated: bool, encoding: str) -> tuple[int, int]:
+    """``(start, stop)`` of the UTF-16 text to decode: after the BOM, never ending mid-character.
+
+    The cap counts bytes, so a cut can fall inside a 2-byte code unit or between the two halves
+    of a surrogate pair; either is dropped, like a cut UTF-8 character. A cap inside the BOM
+    keeps nothing. An odd byte or lone surrogate that the cap did not cut is invalid input and
+    becomes U+FFFD, as invalid UTF-8 does.
+    """
+    if end < 2:
+        return 0, 0
+    stop = end
+    if truncated:
+        stop -= (stop - 2) % 2
+        if stop > 2:
+            last = int.from_bytes(prefix[stop - 2 : stop], "little" if encoding == "utf-16-le" else "big")
+            if 0xD800 <= last <= 0xDBFF:  # a high surrogate whose low half is past the cap
+                stop -= 2
+    return 2, stop
+
+
+def _literal_replacement_chars(data: bytes, encoding: Encoding) -> int:
+    """How many U+FFFD the file itself spells out (so they are not counted as invalid input)."""
+    if encoding == "utf-8":
+        return data.count(_LITERAL_REPLACEMENT_CHAR)
+    units = array("H")  # 2-byte code units, aligned as the decoder saw them
+    units.frombytes(data[: len(data) // 2 * 2])
+    if (encoding == "utf-16-le") != (sys.byteorder == "little"):
+        units.byteswap()
+    return units.count(0xFFFD)
 
 
 def normalise_body(
-    prefix: bytes, *, limit: int = MAX_BOOTSTRAP_FILE_BYTES, size: int | None = None, name: str = ""
+    prefix: bytes,
+    *,
+    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
+    size: int | None = None,
+    name: str = "",
+    layer: str | None = None,
 ) -> tuple[str, FileReport]:
     """Turn the first ``limit + 1`` bytes of a file into its section body, and say what changed.
 
     ``prefix`` longer than ``limit`` means the file was longer than the cap.
     """
-    body, text, start, stop, truncated = _body(prefix, limit)
+    body, text, start, stop, truncated, encoding = _body(prefix, limit)
     replaced = 0
     if "\ufffd" in text:  # O(1) for ASCII text: CPython compares the strings' widths first
-        replaced = text.count("\ufffd") - prefix[start:stop].count(_LITERAL_REPLACEMENT_CHAR)
+        replaced = text.count("\ufffd") - _literal_replacement_chars(prefix[start:stop], encoding)
     crlf = lone_cr = 0
     if "\r" in text:
         crlf = text.count("\r\n")
@@ -156,9 +219,11 @@ def normalise_body(
         size=size if size is not None else (None if truncated else len(prefix)),
         kept_bytes=stop,
         truncated=truncated,
+        encoding=encoding,
         bom_stripped=start > 0,
         line_endings_normalised=crlf + lone_cr,
         invalid_bytes_replaced=replaced,
+        layer=layer,
     )
     return body + (TRUNCATION_NOTICE if truncated else ""), report
 
@@ -190,7 +255,7 @@ def compose(
         prefix = prefixes.get(name)
         if prefix is None:
             continue
-        body, _, _, _, truncated = _body(prefix, limit)
+        body, _, _, _, truncated, _ = _body(prefix, limit)
         found.append(name)
         if truncated:
             _warn_truncated(location, name, (sizes or {}).get(name), limit)
@@ -207,13 +272,16 @@ def compose_report(
     limit: int = MAX_BOOTSTRAP_FILE_BYTES,
     sizes: Mapping[str, int] | None = None,
     skipped: frozenset[str] = frozenset(),
+    layers: Mapping[str, str] | None = None,
 ) -> SoulReport:
     """Fold the present files into ``## <name>`` sections in :data:`BOOTSTRAP_ORDER`.
 
     ``prefixes`` maps each present name to its first ``limit + 1`` bytes; names outside
     :data:`BOOTSTRAP_ORDER` are ignored. ``skipped`` names exist but are not regular files.
+    ``layers`` says which layer supplied each present file (layered personas only).
     """
     sizes = sizes or {}
+    layers = layers or {}
     sections: list[str] = []
     found: list[str] = []
     files: list[FileReport] = []
@@ -222,7 +290,8 @@ def compose_report(
         if prefix is None:
             files.append(FileReport(name, "skipped" if name in skipped else "absent"))
             continue
-        body, report = normalise_body(prefix, limit=limit, size=sizes.get(name), name=name)
+        layer = layers.get(name)
+        body, report = normalise_body(prefix, limit=limit, size=sizes.get(name), name=name, layer=layer)
         if report.truncated:
             _warn_truncated(location, name, report.size, limit)
         found.append(name)
