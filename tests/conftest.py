@@ -24,7 +24,11 @@ settings.load_profile("toolnexus")
 #: Tests using one of these fixtures (directly or through another fixture) get the marker.
 MARKER_BY_FIXTURE = {"moto_server": "s3"}
 #: Fixtures that start an Azure or GCS emulator: their tests get the ``emulators`` marker.
-EMULATOR_FIXTURES = frozenset({"azurite", "azurite_server", "gcs_emulator", "gcs_server", "fake_gcs"})
+EMULATOR_FIXTURES = frozenset({"azurite", "gcs_emulator", "fake_gcs_server"})
+#: A test with a parameter equal to one of these names (``backend``, or the ``home`` fixture's
+#: param: ``tests.support.homes.make_home`` fetches the fixtures at run time, invisible to
+#: collection) gets the marker too.
+MARKER_BY_BACKEND = {"s3": "s3", "azure": "emulators", "gcs": "emulators"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,6 +49,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(marker)
         if fixtures & EMULATOR_FIXTURES:
             item.add_marker("emulators")
+        callspec = getattr(item, "callspec", None)
+        for value in callspec.params.values() if callspec is not None else ():
+            if isinstance(value, str) and value in MARKER_BY_BACKEND:
+                item.add_marker(MARKER_BY_BACKEND[value])
+
+
+def _require_s3_marker(request: pytest.FixtureRequest) -> None:
+    """Fail a test that reaches moto without the ``s3`` marker, so ``-m "not s3"`` can be trusted
+    (a fixture fetched with ``request.getfixturevalue`` is invisible when markers are applied)."""
+    if request.node.get_closest_marker("s3") is None:
+        pytest.fail(f"{request.node.nodeid} uses the moto server: mark it @pytest.mark.s3", pytrace=False)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -80,14 +95,16 @@ def moto_server() -> Iterator[MotoServer]:
 
 
 @pytest.fixture
-def s3_options(moto_server: MotoServer) -> dict[str, Any]:
+def s3_options(moto_server: MotoServer, request: pytest.FixtureRequest) -> dict[str, Any]:
     """Storage options pointing s3fs at the moto server (no instance cache shared between tests)."""
+    _require_s3_marker(request)
     return s3_storage_options(moto_server.endpoint_url, skip_instance_cache=True)
 
 
 @pytest.fixture
-def new_bucket(moto_server: MotoServer) -> Callable[[], str]:
+def new_bucket(moto_server: MotoServer, request: pytest.FixtureRequest) -> Callable[[], str]:
     """Factory for fresh, uniquely named buckets, so tests never see each other's objects."""
+    _require_s3_marker(request)
 
     def create() -> str:
         name = f"bucket-{next(_bucket_numbers):05d}"

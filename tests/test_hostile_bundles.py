@@ -355,7 +355,8 @@ def _compose_bytes_via_fsspec(data: bytes) -> None:
 zip_signatures = st.sampled_from([b"", b"PK\x03\x04", b"PK\x05\x06", b"PK\x01\x02", b"PK\x07\x08"])
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.slow
+@pytest.mark.timeout(300)  # a hang guard; a loaded machine takes seconds here
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(
     head=zip_signatures, body=st.binary(max_size=600), tail=zip_signatures, tail_body=st.binary(max_size=40)
@@ -401,14 +402,16 @@ def mutated_bundles(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.slow
+@pytest.mark.timeout(300)  # a hang guard; a loaded machine takes seconds here
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(data=mutated_bundles())
 def test_mutated_bundles_give_a_result_or_a_bootstrap_error(data: bytes) -> None:
     _compose_bytes(data)
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.slow
+@pytest.mark.timeout(300)  # a hang guard; a loaded machine takes seconds here
 @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(data=mutated_bundles())
 def test_mutated_bundles_through_fsspec_files(data: bytes) -> None:

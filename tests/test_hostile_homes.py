@@ -126,7 +126,7 @@ def test_file_swapped_for_an_inner_symlink_after_the_scan_is_not_followed_either
         compose_soul(home)
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)  # a hang guard (a FIFO opened for reading blocks forever)
 @pytest.mark.parametrize("kind", ["fifo", "directory"])
 def test_file_swapped_for_a_fifo_or_directory_after_the_scan_is_skipped_without_blocking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
@@ -194,7 +194,7 @@ def test_symlink_whose_folder_is_swapped_after_the_check_is_caught_after_opening
 # --- devices, and symlinks to odd places -----------------------------------------------------
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)  # a hang guard (a FIFO opened for reading blocks forever)
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/null", "/dev/urandom"])
 def test_symlink_to_a_device_is_skipped_even_when_following_external_links(
     tmp_path: Path, device: str
@@ -210,7 +210,7 @@ def test_symlink_to_a_device_is_skipped_even_when_following_external_links(
         compose_soul(home)
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)  # a hang guard (a FIFO opened for reading blocks forever)
 def test_device_node_in_the_home_is_skipped(tmp_path: Path) -> None:
     home = make_home(tmp_path / "home", {"USER.md": b"Mira"})
     try:
@@ -220,7 +220,7 @@ def test_device_node_in_the_home_is_skipped(tmp_path: Path) -> None:
     assert compose_soul(home) == ("## USER.md\n\nMira", ["USER.md"])
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)  # a hang guard (a FIFO opened for reading blocks forever)
 @pytest.mark.parametrize("outside", [False, True])
 def test_symlink_to_a_fifo_is_skipped_without_blocking(tmp_path: Path, outside: bool) -> None:
     home = make_home(tmp_path / "home", {"USER.md": b"Mira"})
@@ -230,7 +230,7 @@ def test_symlink_to_a_fifo_is_skipped_without_blocking(tmp_path: Path, outside: 
     assert compose_soul(home, follow_external_symlinks=outside) == ("## USER.md\n\nMira", ["USER.md"])
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)  # a hang guard (a FIFO opened for reading blocks forever)
 @pytest.mark.parametrize(
     ("target", "outcome"),
     [

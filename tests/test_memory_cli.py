@@ -71,7 +71,7 @@ def test_storage_options_on_s3(new_bucket: Any, s3_options: dict[str, Any]) -> N
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TOOLNEXUS, *argv], capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run([TOOLNEXUS, *argv], capture_output=True, text=True, timeout=180, check=False)
 
 
 def test_installed_command(local: Home) -> None:

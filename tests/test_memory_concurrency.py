@@ -99,6 +99,7 @@ def test_threads_on_one_home(
     )
 
 
+@pytest.mark.slow  # spawns processes, each importing the library
 def test_processes_on_one_local_home(
     request: pytest.FixtureRequest, record_property: Any, sizes: Sizes
 ) -> None:
@@ -146,6 +147,8 @@ def linearizable_moto() -> Iterator[None]:
         S3Response.put_object = original  # type: ignore[method-assign]
 
 
+@pytest.mark.s3
+@pytest.mark.timeout(900)  # a hang guard: --stress sizes take minutes on a loaded machine
 @pytest.mark.usefixtures("linearizable_moto")
 @pytest.mark.parametrize("sharing", ["a tool per writer", "one shared tool"])
 def test_threads_on_one_s3_home(

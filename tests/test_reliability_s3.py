@@ -297,7 +297,8 @@ def test_a_stalled_server_fails_after_one_timeout_with_s3fs_retries_off(
     proxy: S3Proxy, home: str, use_async: bool
 ) -> None:
     proxy.add_fault(on_get(f"{home}/USER.md"), Stall(60))
-    fs = s3fs.S3FileSystem(**options(proxy, attempts=1, connect_timeout=1, read_timeout=1))
+    # Nothing retries here, so the timeout must be one a loaded machine's moto never reaches.
+    fs = s3fs.S3FileSystem(**options(proxy, attempts=1, connect_timeout=2, read_timeout=2))
     fs.retries = 1  # an instance setting: not reachable through storage_options
     started = time.monotonic()
     with pytest.raises(BootstrapError, match=f"cannot read USER.md in s3://{home}: Read timeout"):

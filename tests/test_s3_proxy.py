@@ -76,7 +76,7 @@ def make_fs(proxy: S3Proxy, *, attempts: int = 3, s3fs_retries: int = 5, **extra
 
 
 def raw_get(proxy: S3Proxy, path: str) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+    conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=60)
     try:
         conn.request("GET", path, headers=AUTH)
         response = conn.getresponse()
@@ -132,7 +132,7 @@ def test_empty_object_ranged_read_is_einval(proxy: S3Proxy, bucket: str) -> None
 
 
 def test_chunked_request_body_is_forwarded(proxy: S3Proxy, bucket: str) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+    conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=60)
     try:
         body = iter([b"hello ", b"chunked ", b"world"])
         conn.request("PUT", f"/{bucket}/chunked.txt", body=body, headers=AUTH, encode_chunked=True)
