@@ -118,9 +118,10 @@ def new_bucket(moto_server: MotoServer, request: pytest.FixtureRequest) -> Calla
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Install Azurite (npm) before the first test if a selected test needs it and it is missing:
-    an install can take minutes on a busy machine and must not count against a test's timeout."""
-    if any("azurite" in getattr(item, "fixturenames", ()) for item in session.items):
+    """Install Azurite (npm) before the first test if an `emulators` test is selected and it is
+    missing: an install can take minutes on a busy machine and must not count against a test's
+    timeout. (The marker, not the fixture name: tests may request the server dynamically.)"""
+    if any(item.get_closest_marker("emulators") for item in session.items):
         from tests.support.azure import azurite_command  # noqa: PLC0415
 
         azurite_command()

@@ -163,6 +163,7 @@ def test_gcs_emulator_makes_the_memory_tool_refuse(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)  # spawned writers on a loaded 2-core machine; a hang guard, not a bound
 @pytest.mark.parametrize("backend", ["azure", "gcs"])
 def test_four_processes_lose_no_note(
     request: pytest.FixtureRequest, backend: str, capsys: Any, record_property: Any

@@ -53,6 +53,7 @@ def _notes(home: Home) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)  # spawned writers on a loaded 2-core machine; a hang guard, not a bound
 @pytest.mark.usefixtures("linearizable_moto")
 def test_four_processes_lose_no_note_on_moto(
     request: pytest.FixtureRequest, capsys: Any, record_property: Any
@@ -80,6 +81,7 @@ def test_a_server_ignoring_conditions_is_refused(ignoring: Home, capsys: Any, re
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)  # spawned writers on a loaded 2-core machine; a hang guard, not a bound
 def test_four_processes_are_all_refused_on_a_server_ignoring_conditions(ignoring: Home) -> None:
     options = ignoring.options["storage_options"]
     assert append_from_processes(ignoring.location, options, writers=4, count=25) == [1, 1, 1, 1]
@@ -137,6 +139,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)  # spawned writers on a loaded 2-core machine; a hang guard, not a bound
 def test_cli_takes_options_after_the_action_and_single_writer(ignoring: Home, proxy: S3Proxy) -> None:
     endpoint = f"endpoint_url={proxy.endpoint_url}"
     refused = _cli(ignoring.location, "append", "- from the shell", "-o", endpoint)
