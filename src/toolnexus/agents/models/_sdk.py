@@ -1,0 +1,54 @@
+"""What both SDK adapters share: importing the optional SDK, one client per event loop, and
+turning SDK exceptions into one-line :class:`ModelError` messages."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from .base import ModelError
+
+__all__ = ["LoopBoundClient", "import_sdk", "model_error"]
+
+
+def import_sdk(module: str, extra: str) -> ModuleType:
+    """The provider SDK, or an ImportError that says which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(
+            f"the {module!r} package is needed for this model: pip install 'toolnexus[{extra}]'"
+        ) from error
+
+
+class LoopBoundClient:
+    """An SDK async client per event loop: an httpx pool belongs to the loop that opened it, and
+    ``run_sync`` / the sync session run each call on a loop of their own."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._client: Any = None
+
+    def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client, self._loop = self._factory(), loop
+        return self._client
+
+
+def model_error(provider: str, endpoint: str, error: BaseException) -> ModelError:
+    """One line: provider, endpoint, HTTP status when there is one, and what the server said."""
+    status = getattr(error, "status_code", None)
+    body = getattr(error, "body", None)
+    detail = str(error)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            detail = inner["message"]
+    detail = " ".join(detail.split()) or type(error).__name__
+    prefix = f"{provider} at {endpoint}" + (f": HTTP {status}" if status is not None else "")
+    return ModelError(f"{prefix}: {detail}")
