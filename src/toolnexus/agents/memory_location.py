@@ -12,7 +12,7 @@ import zipfile
 from typing import Any
 
 from .errors import BootstrapError, location_error, read_error
-from .memory_store import FsspecStore, LocalStore, MemoryStore, S3Store
+from .memory_store import MEMORY_FILE, FsspecStore, LocalStore, MemoryStore, S3Store
 from .sources import BootstrapSource, BundleSource, FsspecSource, LocalSource
 
 __all__ = ["READ_ONLY_PROTOCOLS", "open_store"]
@@ -28,8 +28,9 @@ def _not_writable(location: str, what: str) -> BootstrapError:
     )
 
 
-def open_store(source: BootstrapSource) -> MemoryStore:
-    """The store for a location already resolved by ``open_source``; unwritable ones fail here.
+def open_store(source: BootstrapSource, name: str = MEMORY_FILE) -> MemoryStore:
+    """The store editing ``name`` in a location already resolved by ``open_source``; unwritable
+    ones fail here.
 
     A zip bundle (by path or ``zip://`` URL) or a read-only filesystem raises
     :class:`BootstrapError`; a missing home :class:`FileNotFoundError`; a plain file
@@ -37,18 +38,18 @@ def open_store(source: BootstrapSource) -> MemoryStore:
     a custom :class:`BootstrapSource` :class:`TypeError` (it has no write side).
     """
     if isinstance(source, LocalSource):
-        return _local_store(source.root)
+        return _local_store(source.root, name)
     if isinstance(source, BundleSource):
         raise _not_writable(source.location, "a zip bundle (read-only)")
     if isinstance(source, FsspecSource):
-        return _remote_store(source)
+        return _remote_store(source, name)
     raise TypeError(
         f"memory_tool needs a location it can write (a path, URL, fs= or UPath), "
         f"not a {type(source).__name__}, which can only be read"
     )
 
 
-def _local_store(root: str) -> MemoryStore:
+def _local_store(root: str, name: str) -> MemoryStore:
     """A local folder that exists and can be written; a file there is a bundle or a mistake."""
     try:
         mode = os.stat(root).st_mode
@@ -60,7 +61,7 @@ def _local_store(root: str) -> MemoryStore:
         raise location_error(NotADirectoryError, root, "is a file, not a persona folder")
     if not os.access(root, os.W_OK | os.X_OK):
         raise location_error(PermissionError, root, "is not writable: MEMORY.md cannot be saved")
-    return LocalStore(root)
+    return LocalStore(root, name)
 
 
 def _is_read_only(fs: Any) -> bool:
@@ -70,7 +71,7 @@ def _is_read_only(fs: Any) -> bool:
     return isinstance(fs, AbstractArchiveFileSystem) or bool(protocols & READ_ONLY_PROTOCOLS)
 
 
-def _remote_store(source: FsspecSource) -> MemoryStore:
+def _remote_store(source: FsspecSource, name: str) -> MemoryStore:
     """One fresh lookup of the home: it must exist and be a folder (an S3 prefix with objects)."""
     fs, home, location = source.fs, source.path, source.location
     if _is_read_only(fs):
@@ -87,5 +88,5 @@ def _remote_store(source: FsspecSource) -> MemoryStore:
             raise _not_writable(location, "a zip bundle (read-only)")
         raise location_error(NotADirectoryError, location, "is a file, not a persona folder")
     if callable(getattr(fs, "_call_s3", None)):
-        return S3Store(source)
-    return FsspecStore(source)
+        return S3Store(source, name)
+    return FsspecStore(source, name)

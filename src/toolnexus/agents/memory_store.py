@@ -87,9 +87,11 @@ Plan = Callable[[bytes | None], Change]
 
 
 class MemoryStore(Protocol):
-    """One home's MEMORY.md. ``update`` must behave as if no other writer ran during it."""
+    """One file (``name``, MEMORY.md by default) in one home. ``update`` must behave as if no
+    other writer ran during it."""
 
     location: str
+    name: str
 
     def read(self) -> bytes | None: ...
 
@@ -106,17 +108,19 @@ def _process_lock(key: str) -> threading.Lock:
         return _process_locks.setdefault(key, threading.Lock())
 
 
-def _storage_error(cause: BaseException, location: str, action: str) -> OSError:
-    return read_error(cause, location, MEMORY_FILE, action=action)
+def _storage_error(cause: BaseException, location: str, name: str, action: str) -> OSError:
+    return read_error(cause, location, name, action=action)
 
 
 class LocalStore:
-    """MEMORY.md in a local folder; see the module docstring for the locking and rename rules."""
+    """A file (MEMORY.md unless ``name`` says otherwise) in a local folder; see the module
+    docstring for the locking and rename rules."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, name: str = MEMORY_FILE) -> None:
         self.root = root
+        self.name = name
         self.location = root
-        self.path = os.path.join(root, MEMORY_FILE)
+        self.path = os.path.join(root, name)
 
     def read(self) -> bytes | None:
         """The first cap + 1 bytes of MEMORY.md; a symlink or non-file there is refused, not followed."""
@@ -127,17 +131,17 @@ class LocalStore:
         except OSError as error:
             if error.errno == errno.ELOOP:
                 raise BootstrapError(
-                    f"{MEMORY_FILE} in {self.location} is a symlink; memory_tool only edits a regular file"
+                    f"{self.name} in {self.location} is a symlink; memory_tool only edits a regular file"
                 ) from error
-            raise _storage_error(error, self.location, "read") from error
+            raise _storage_error(error, self.location, self.name, "read") from error
         try:
             data = read_capped(fd, MAX_BOOTSTRAP_FILE_BYTES).data
         except OSError as error:
-            raise _storage_error(error, self.location, "read") from error
+            raise _storage_error(error, self.location, self.name, "read") from error
         finally:
             os.close(fd)
         if data is None:
-            raise BootstrapError(f"{MEMORY_FILE} in {self.location} is not a regular file; not editing it")
+            raise BootstrapError(f"{self.name} in {self.location} is not a regular file; not editing it")
         return data
 
     def update(self, plan: Plan) -> Change:
@@ -154,7 +158,7 @@ class LocalStore:
             try:
                 dir_fd = os.open(self.root, _OPEN_DIR)
             except OSError as error:
-                raise _storage_error(error, self.location, "lock the home of") from error
+                raise _storage_error(error, self.location, self.name, "lock the home of") from error
             try:
                 if fcntl is not None:
                     fcntl.flock(dir_fd, fcntl.LOCK_EX)
@@ -164,7 +168,7 @@ class LocalStore:
 
     def _replace(self, data: bytes, dir_fd: int) -> None:
         """Write a sibling temp file, fsync it, rename it over MEMORY.md; on failure remove it."""
-        temp = os.path.join(self.root, f".{MEMORY_FILE}.{secrets.token_hex(8)}.tmp")
+        temp = os.path.join(self.root, f".{self.name}.{secrets.token_hex(8)}.tmp")
         try:
             fd = os.open(temp, _OPEN_TEMP, 0o666)
             try:
@@ -181,7 +185,7 @@ class LocalStore:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             if isinstance(error, OSError):
-                raise _storage_error(error, self.location, "write") from error
+                raise _storage_error(error, self.location, self.name, "write") from error
             raise
         with contextlib.suppress(OSError):
             os.fsync(dir_fd)  # make the rename itself durable
@@ -190,9 +194,10 @@ class LocalStore:
 class FsspecStore:
     """MEMORY.md on an fsspec filesystem without compare-and-swap: serialised in this process only."""
 
-    def __init__(self, home: FsspecSource) -> None:
+    def __init__(self, home: FsspecSource, name: str = MEMORY_FILE) -> None:
         self.fs = home.fs
-        self.path = home.path_of(MEMORY_FILE)
+        self.name = name
+        self.path = home.path_of(name)
         self.location = home.location
         self._key = str(self.fs.unstrip_protocol(self.path))
 
@@ -202,7 +207,7 @@ class FsspecStore:
         except FileNotFoundError:
             return None
         except Exception as error:
-            raise _storage_error(error, self.location, "read") from error
+            raise _storage_error(error, self.location, self.name, "read") from error
 
     def update(self, plan: Plan) -> Change:
         with _process_lock(self._key):
@@ -211,7 +216,7 @@ class FsspecStore:
                 try:
                     self.fs.pipe_file(self.path, change.data)
                 except Exception as error:
-                    raise _storage_error(error, self.location, "write") from error
+                    raise _storage_error(error, self.location, self.name, "write") from error
             return change
 
 
@@ -231,9 +236,10 @@ def _is_conflict(error: BaseException) -> bool:
 class S3Store:
     """MEMORY.md on S3 (s3fs): conditional PUTs against the ETag of the bytes that were read."""
 
-    def __init__(self, home: FsspecSource) -> None:
+    def __init__(self, home: FsspecSource, name: str = MEMORY_FILE) -> None:
         self.fs = home.fs
-        self.path = home.path_of(MEMORY_FILE)
+        self.name = name
+        self.path = home.path_of(name)
         self.bucket, self.key, _ = self.fs.split_path(self.path)
         self.location = home.location
         # Writers sharing this s3fs instance (one client) queue here; other clients meet at the CAS.
@@ -263,7 +269,7 @@ class S3Store:
         try:
             result: tuple[bytes | None, str | None] = self._run(self._get)
         except Exception as error:
-            raise _storage_error(error, self.location, "read") from error
+            raise _storage_error(error, self.location, self.name, "read") from error
         return result
 
     def read(self) -> bytes | None:
@@ -278,7 +284,7 @@ class S3Store:
         except Exception as error:
             if _is_conflict(error):
                 return False
-            raise _storage_error(error, self.location, "write") from error
+            raise _storage_error(error, self.location, self.name, "write") from error
         finally:
             self.fs.invalidate_cache(self.path)
         return True
@@ -295,7 +301,7 @@ class S3Store:
                 return change
             time.sleep(random.uniform(0, min(_BACKOFF_MAX, _BACKOFF_BASE * 2**attempt)))
         error = BootstrapError(
-            f"cannot write {MEMORY_FILE} in {self.location}: it changed under every one of "
+            f"cannot write {self.name} in {self.location}: it changed under every one of "
             f"{MAX_ATTEMPTS} attempts (other writers are busy); try again"
         )
         error.errno = errno.EBUSY
