@@ -11,7 +11,7 @@ from typing import Any
 
 from .base import ModelError
 
-__all__ = ["LoopBoundClient", "import_sdk", "model_error"]
+__all__ = ["LoopBoundClient", "import_sdk", "model_error", "sdk_options"]
 
 
 def import_sdk(module: str, extra: str) -> ModuleType:
@@ -22,6 +22,16 @@ def import_sdk(module: str, extra: str) -> ModuleType:
         raise ImportError(
             f"the {module!r} package is needed for this model: pip install 'toolnexus[{extra}]'"
         ) from error
+
+
+def sdk_options(
+    *, base_url: str | None, api_key: str | None, max_retries: int, timeout: float | None
+) -> dict[str, Any]:
+    """Client keyword arguments both SDKs take; ``timeout`` only when given (the SDK default stays)."""
+    options: dict[str, Any] = {"base_url": base_url, "api_key": api_key, "max_retries": max_retries}
+    if timeout is not None:
+        options["timeout"] = timeout
+    return options
 
 
 class LoopBoundClient:

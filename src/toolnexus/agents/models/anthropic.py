@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._sdk import LoopBoundClient, import_sdk, model_error
+from ._sdk import LoopBoundClient, import_sdk, model_error, sdk_options
 from .base import AssistantMessage, Message, ModelReply, ToolCall, ToolResult, ToolSpec, Usage, UserMessage
 
 __all__ = ["AnthropicModel"]
@@ -90,9 +90,9 @@ class AnthropicModel:
         self.max_tokens = max_tokens
         self.native_memory = native_memory
         self.options = options
-        client_options: dict[str, Any] = {"base_url": base_url, "api_key": api_key, "max_retries": max_retries}
-        if timeout is not None:
-            client_options["timeout"] = timeout
+        client_options = sdk_options(
+            base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
+        )
         self._client = LoopBoundClient(lambda: self._sdk.AsyncAnthropic(**client_options))
 
     @property
@@ -107,7 +107,9 @@ class AnthropicModel:
             return declaration
         return tool.anthropic_tool()
 
-    async def __call__(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelReply:
+    async def __call__(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> ModelReply:
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,

@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ._sdk import LoopBoundClient, import_sdk, model_error
+from ._sdk import LoopBoundClient, import_sdk, model_error, sdk_options
 from .base import (
     AssistantMessage,
     Message,
@@ -101,16 +101,18 @@ class OpenAIChatModel:
         self.options = options
         if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
             api_key = LOCAL_SERVER_KEY
-        client_options: dict[str, Any] = {"base_url": base_url, "api_key": api_key, "max_retries": max_retries}
-        if timeout is not None:
-            client_options["timeout"] = timeout
+        client_options = sdk_options(
+            base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
+        )
         self._client = LoopBoundClient(lambda: self._sdk.AsyncOpenAI(**client_options))
 
     @property
     def endpoint(self) -> str:
         return self.base_url or "https://api.openai.com/v1"
 
-    async def __call__(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelReply:
+    async def __call__(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> ModelReply:
         request: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(system, messages)}
         if tools:
             request["tools"] = [tool.openai_tool() for tool in tools]
