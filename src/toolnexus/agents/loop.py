@@ -107,5 +107,4 @@ async def run_loop(
             return RunResult(reply.text, "completed", turn, usage, tuple(messages))
         results = await asyncio.gather(*(_run_call(call, by_name) for call in reply.tool_calls))
         messages.extend(results)
-    logger.warning("the model still asked for tools after %d turns; stopping", max_turns)
     return RunResult(reply.text, "max_turns", max_turns, usage, tuple(messages))

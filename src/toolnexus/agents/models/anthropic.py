@@ -121,7 +121,8 @@ class AnthropicModel:
             request["tools"] = [self.declare(tool) for tool in tools]
         try:
             message = await self._client.get().messages.create(**request, **self.options)
-        except self._sdk.AnthropicError as error:
+        except (self._sdk.AnthropicError, TypeError) as error:
+            # TypeError: the SDK's word for "no API key or other credentials found"
             raise model_error(self.provider, self.endpoint, error) from error
         return from_anthropic_message(message)
 
