@@ -31,7 +31,7 @@ _ASK_EXAMPLES = """examples:
   toolnexus ask examples/aster "What should I read next?" --model llama3.2 \\
       --base-url http://localhost:11434/v1
   ANTHROPIC_API_KEY=... toolnexus ask examples/aster "Hello" --provider anthropic \\
-      --model claude-sonnet-4-5
+      --model claude-sonnet-4-6
 """
 
 _CHAT_EXAMPLES = """One soul per session: memory edits show after /new, which starts a new session.
