@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Callable
+import os
+from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any
 
 from .base import ModelError
 
-__all__ = ["LoopBoundClient", "import_sdk", "model_error", "sdk_options"]
+__all__ = ["LoopBoundClient", "SDKModel", "import_sdk", "model_error", "sdk_options"]
 
 
 def import_sdk(module: str, extra: str) -> ModuleType:
@@ -62,3 +63,54 @@ def model_error(provider: str, endpoint: str, error: BaseException) -> ModelErro
     detail = " ".join(detail.split()) or type(error).__name__
     prefix = f"{provider} at {endpoint}" + (f": HTTP {status}" if status is not None else "")
     return ModelError(f"{prefix}: {detail}")
+
+
+class SDKModel:
+    """What both adapters share: the SDK import, a client per loop, the endpoint, error mapping.
+
+    A subclass names its ``provider`` (which is also its SDK's module and its extra),
+    ``client_class``, ``default_endpoint`` and the SDK exceptions that mean "the provider failed".
+    """
+
+    provider = ""
+    client_class = ""
+    default_endpoint = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int = 2,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> None:
+        self._sdk = import_sdk(self.provider, self.provider)
+        self.model, self.base_url, self.options = model, base_url, options
+        client_options = sdk_options(
+            base_url=base_url, api_key=self.default_key(api_key), max_retries=max_retries, timeout=timeout
+        )
+        self._client = LoopBoundClient(lambda: getattr(self._sdk, self.client_class)(**client_options))
+
+    def default_key(self, api_key: str | None) -> str | None:
+        """The key to give the client (``None``: the SDK reads its environment variable)."""
+        return api_key
+
+    def provider_errors(self) -> tuple[type[BaseException], ...]:
+        raise NotImplementedError
+
+    @property
+    def endpoint(self) -> str:
+        """Where requests go, for error messages: ``base_url``, the SDK's variable, or the default."""
+        return self.base_url or os.environ.get(f"{self.provider.upper()}_BASE_URL") or self.default_endpoint
+
+    async def request(self, call: Callable[[Any], Awaitable[Any]]) -> Any:
+        """``await call(client)``, with the provider's failures as one-line :class:`ModelError`."""
+        try:
+            return await call(self._client.get())
+        except self.provider_errors() as error:
+            raise model_error(self.provider, self.endpoint, error) from error
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._sdk import LoopBoundClient, import_sdk, model_error, sdk_options
+from ._sdk import SDKModel
 from .base import AssistantMessage, Message, ModelReply, ToolCall, ToolResult, ToolSpec, Usage, UserMessage
 
 __all__ = ["AnthropicModel"]
@@ -62,8 +62,9 @@ def from_anthropic_message(message: Any) -> ModelReply:
     return ModelReply("".join(texts), tuple(calls), tokens)
 
 
-class AnthropicModel:
-    """A Claude model behind the Messages API.
+class AnthropicModel(SDKModel):
+    """A Claude model behind the Messages API: ``AnthropicModel(name, *, base_url=None,
+    api_key=None, max_tokens=4096, native_memory=True, max_retries=2, timeout=None, **options)``.
 
     ``api_key`` defaults to ``ANTHROPIC_API_KEY``. ``native_memory=False`` declares the memory
     tool as an ordinary tool instead of the built-in one. ``options`` go to every ``create`` call
@@ -71,33 +72,19 @@ class AnthropicModel:
     """
 
     provider = "anthropic"
+    client_class = "AsyncAnthropic"
+    default_endpoint = "https://api.anthropic.com"
 
     def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        native_memory: bool = True,
-        max_retries: int = 2,
-        timeout: float | None = None,
-        **options: Any,
+        self, model: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, native_memory: bool = True, **client: Any
     ) -> None:
-        self._sdk = import_sdk("anthropic", "anthropic")
-        self.model = model
-        self.base_url = base_url
+        super().__init__(model, **client)
         self.max_tokens = max_tokens
         self.native_memory = native_memory
-        self.options = options
-        client_options = sdk_options(
-            base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
-        )
-        self._client = LoopBoundClient(lambda: self._sdk.AsyncAnthropic(**client_options))
 
-    @property
-    def endpoint(self) -> str:
-        return self.base_url or "https://api.anthropic.com"
+    def provider_errors(self) -> tuple[type[BaseException], ...]:
+        # TypeError: the SDK's word for "no API key or other credentials found"
+        return (self._sdk.AnthropicError, TypeError)
 
     def declare(self, tool: ToolSpec) -> dict[str, Any]:
         """The ``tools`` entry for one tool: the built-in memory declaration where it applies."""
@@ -119,12 +106,5 @@ class AnthropicModel:
             request["system"] = system
         if tools:
             request["tools"] = [self.declare(tool) for tool in tools]
-        try:
-            message = await self._client.get().messages.create(**request, **self.options)
-        except (self._sdk.AnthropicError, TypeError) as error:
-            # TypeError: the SDK's word for "no API key or other credentials found"
-            raise model_error(self.provider, self.endpoint, error) from error
+        message = await self.request(lambda client: client.messages.create(**request, **self.options))
         return from_anthropic_message(message)
-
-    def __repr__(self) -> str:
-        return f"AnthropicModel({self.model!r}, base_url={self.base_url!r})"

@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ._sdk import LoopBoundClient, import_sdk, model_error, sdk_options
+from ._sdk import SDKModel
 from .base import (
     AssistantMessage,
     Message,
@@ -75,8 +75,9 @@ def _usage(completion: Any) -> Usage:
     return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
 
 
-class OpenAIChatModel:
-    """A model behind the Chat Completions API.
+class OpenAIChatModel(SDKModel):
+    """A model behind the Chat Completions API: ``OpenAIChatModel(name, *, base_url=None,
+    api_key=None, max_retries=2, timeout=None, **options)``.
 
     ``api_key`` defaults to ``OPENAI_API_KEY``; with a ``base_url`` and no key at all a placeholder
     is sent, as local servers need none. ``options`` go to every ``create`` call (``temperature``,
@@ -84,31 +85,16 @@ class OpenAIChatModel:
     """
 
     provider = "openai"
+    client_class = "AsyncOpenAI"
+    default_endpoint = "https://api.openai.com/v1"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        max_retries: int = 2,
-        timeout: float | None = None,
-        **options: Any,
-    ) -> None:
-        self._sdk = import_sdk("openai", "openai")
-        self.model = model
-        self.base_url = base_url
-        self.options = options
-        if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
-            api_key = LOCAL_SERVER_KEY
-        client_options = sdk_options(
-            base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
-        )
-        self._client = LoopBoundClient(lambda: self._sdk.AsyncOpenAI(**client_options))
+    def default_key(self, api_key: str | None) -> str | None:
+        if api_key is None and self.base_url is not None and not os.environ.get("OPENAI_API_KEY"):
+            return LOCAL_SERVER_KEY
+        return api_key
 
-    @property
-    def endpoint(self) -> str:
-        return self.base_url or "https://api.openai.com/v1"
+    def provider_errors(self) -> tuple[type[BaseException], ...]:
+        return (self._sdk.OpenAIError,)
 
     async def __call__(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
@@ -116,11 +102,7 @@ class OpenAIChatModel:
         request: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(system, messages)}
         if tools:
             request["tools"] = [tool.openai_tool() for tool in tools]
-        try:
-            completion = await self._client.get().chat.completions.create(**request, **self.options)
-        except self._sdk.OpenAIError as error:
-            raise model_error(self.provider, self.endpoint, error) from error
+        completion = await self.request(
+            lambda client: client.chat.completions.create(**request, **self.options)
+        )
         return from_openai_completion(completion)
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatModel({self.model!r}, base_url={self.base_url!r})"
