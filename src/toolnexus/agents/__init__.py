@@ -12,7 +12,7 @@ from .memory import MemoryTool, memory_tool
 from .models import AnthropicModel, ModelError, ModelReply, OpenAIChatModel, ToolCall, Usage
 from .session import Session, SyncSession
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE, FileReport, SoulReport
-from .sources import BootstrapSource
+from .sources import BootstrapSource, DictSource, LayeredSource, SourceBase
 from .surface import compose_soul, compose_soul_async, inspect_soul
 from .tools import Tool
 
@@ -26,7 +26,9 @@ __all__ = [
     "AnthropicModel",
     "BootstrapError",
     "BootstrapSource",
+    "DictSource",
     "FileReport",
+    "LayeredSource",
     "MemoryTool",
     "ModelError",
     "ModelReply",
@@ -34,6 +36,7 @@ __all__ = [
     "RunResult",
     "Session",
     "SoulReport",
+    "SourceBase",
     "SyncSession",
     "Tool",
     "ToolCall",

@@ -6,8 +6,8 @@ Letta's core-memory and Anthropic's memory tool) and a ``target`` (``"memory"``,
 ``"user"``). Claude models may instead use Anthropic's built-in memory commands on
 ``/memories/…`` paths (:mod:`.memory_native`); the same call runs either. Mistakes the model can
 fix come back as ``"error: …"`` text telling it what to do; storage failures raise, like
-``compose_soul``'s. Edits are planned purely (:mod:`.memory_text`); :mod:`.memory_store` makes
-each read-plan-write indivisible on its backend. The soul a session was composed with never
+``compose_soul``'s. Edits are planned purely (:mod:`.memory_text`); :mod:`.stores` makes each
+read-plan-write indivisible on its backend, or refuses. The soul a session was composed with never
 changes; the next ``compose_soul`` shows the edits.
 """
 
@@ -20,10 +20,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import memory_native
-from .memory_location import open_store
-from .memory_store import MEMORY_FILE, MemoryStore, Plan
 from .memory_text import CAP, find_once, plan_edit, readable_text
-from .sources import open_source
+from .sources import resolve, writer_of
+from .stores import MEMORY_FILE, MemoryStore, Plan
 
 __all__ = ["USER_FILE", "MemoryTool", "memory_tool"]
 
@@ -224,16 +223,28 @@ def memory_tool(
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
     user: bool = True,
+    single_writer: bool = False,
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
     ``user=False`` restricts it to MEMORY.md: ``target`` leaves the schema and USER.md is never
-    written. The location is resolved once, here; one that cannot be written fails now, not at
-    the first write: a zip bundle (path or ``zip://`` URL) or read-only filesystem raises
-    :class:`BootstrapError`, a missing home :class:`FileNotFoundError`, a plain file
-    :class:`NotADirectoryError`, an unwritable local folder :class:`PermissionError`, and a
-    custom ``BootstrapSource`` :class:`TypeError`.
+    written; otherwise MEMORY.md and USER.md get the same store and the same guarantees.
+
+    The location is resolved once, here, and the source says how its files are written; one that
+    cannot be written fails now, not at the first write: a bundle (zip or tar, whatever its name)
+    or read-only filesystem raises :class:`BootstrapError` saying why, a missing home
+    :class:`FileNotFoundError`, a plain file :class:`NotADirectoryError`, an unwritable local
+    folder :class:`PermissionError`, and a custom ``BootstrapSource`` without a ``writer``
+    :class:`TypeError`. A layered persona writes to its top layer.
+
+    Edits are never reported "ok" if another writer could silently undo them: S3, Azure Blob and
+    GCS edits are compare-and-swaps, and before the first write per bucket and process the server
+    is checked to enforce them (a server that ignores them makes every edit raise
+    :class:`BootstrapError`); another fsspec filesystem is refused now. ``single_writer=True`` is
+    your word that only one process writes this home: writes are then plain, serialised only
+    within this process.
     """
-    source = open_source(dir, storage_options=storage_options, fs=fs)
-    store = open_store(source, MEMORY_FILE)
-    return MemoryTool(store, open_store(source, USER_FILE) if user else None)
+    source = resolve(dir, storage_options=storage_options, fs=fs)
+    store = writer_of(source, MEMORY_FILE, single_writer=single_writer)
+    user_store = writer_of(source, USER_FILE, single_writer=single_writer) if user else None
+    return MemoryTool(store, user_store)

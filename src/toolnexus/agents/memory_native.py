@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .memory_store import Change, MemoryStore, Plan
 from .memory_text import CAP, find_once, plan_edit, readable_text
+from .stores import Change, MemoryStore, Plan
 
 __all__ = ["ROOT", "TOOL_TYPE", "is_native", "run"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .memory_store import Change, Plan
 from .soul import MAX_BOOTSTRAP_FILE_BYTES
+from .stores import Change, Plan
 
 __all__ = ["CAP", "Edit", "find_once", "plan_edit", "readable_text"]
 
