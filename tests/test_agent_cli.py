@@ -14,6 +14,8 @@ from tests.support.homes import s3_home
 from tests.support.providers import Calls, Failure, ProviderRequest, Reply, Text, provider_server, scripted
 from toolnexus.agents import compose_soul
 
+pytestmark = pytest.mark.slow  # each test starts the installed command (and the SDK) in a subprocess
+
 TOOLNEXUS = str(Path(sys.executable).parent / "toolnexus")
 
 

@@ -41,6 +41,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "examples" / "aster"
 
 
+@pytest.mark.slow
 def test_the_ollama_example(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def respond(request: ProviderRequest) -> Reply:
         said = request.last_user_text
@@ -68,6 +69,7 @@ def test_the_ollama_example(workdir: Path, capsys: pytest.CaptureFixture[str]) -
     assert {request.body["model"] for request in server.requests} == {"llama3.2"}
 
 
+@pytest.mark.slow
 def test_the_anthropic_example(
     workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
