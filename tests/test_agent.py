@@ -290,3 +290,21 @@ def test_a_missing_sdk_names_the_extra(
     monkeypatch.setitem(sys.modules, module, None)  # what an uninstalled package looks like to import
     with pytest.raises(ImportError, match=rf"pip install 'toolnexus\[{module}\]'"):
         model_class("m")
+
+
+def test_blocking_forms_refuse_a_running_loop_and_non_tools_are_refused_up_front(tmp_path: Path) -> None:
+    async def model(system: str, messages: Any, tools: Any) -> str:
+        return "ok"
+
+    agent = agent_from_dir(make_home(tmp_path), model=model, memory=False)
+
+    async def inside() -> None:
+        with pytest.raises(RuntimeError, match=r"Agent\.run_sync\(\) blocks.*await its async form"):
+            agent.run_sync("hi")
+        assert (await agent.run("hi")).text == "ok"
+
+    asyncio.run(inside())
+    with pytest.raises(
+        TypeError, match="is not a tool: it lacks description, openai_tool, anthropic_tool, acall"
+    ):
+        agent_from_dir(make_home(tmp_path, "other"), model=model, tools=[print])  # type: ignore[list-item]

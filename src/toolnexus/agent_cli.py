@@ -70,7 +70,14 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    agent = _agent(args)
+    try:
+        return _converse(_agent(args))
+    except KeyboardInterrupt:  # Ctrl-C ends the chat like a shell would, without a traceback
+        print(file=sys.stderr)
+        return 130
+
+
+def _converse(agent: Agent) -> int:
     interactive = sys.stdin.isatty()
     status = 0
     while True:  # one iteration per session

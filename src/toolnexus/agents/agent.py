@@ -7,7 +7,6 @@ of another agent (:meth:`Agent.as_tool`).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -19,7 +18,7 @@ from .memory import MemoryTool, memory_tool
 from .models.base import Model, ToolSpec
 from .session import Session, SessionContext
 from .surface import compose_soul_async
-from .tools import declarations
+from .tools import check_tool, declarations, run_blocking
 
 __all__ = ["HEARTBEAT_OK", "HEARTBEAT_PROMPT", "Agent", "AgentTool", "agent_from_dir"]
 
@@ -79,7 +78,7 @@ class AgentTool:
 
     def tool(self, /, prompt: str) -> str:
         """Run one call outside an event loop."""
-        return asyncio.run(self.acall(prompt))
+        return run_blocking(self.acall(prompt), "AgentTool.tool()")
 
     def __repr__(self) -> str:
         return f"AgentTool({self.name!r})"
@@ -107,6 +106,8 @@ class Agent:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         self.home, self.model, self.name, self.description = home, model, name, description
         self.memory = memory
+        for tool in tools:
+            check_tool(tool)
         self.tools: tuple[ToolSpec, ...] = (*([memory] if memory is not None else []), *tools)
         names = [tool.name for tool in self.tools]
         duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -136,7 +137,7 @@ class Agent:
 
     def run_sync(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
         """:meth:`run` for code without an event loop."""
-        return asyncio.run(self.run(prompt, max_turns=max_turns))
+        return run_blocking(self.run(prompt, max_turns=max_turns), "Agent.run_sync()")
 
     async def heartbeat(self) -> str | None:
         """One session following HEARTBEAT.md: ``None`` when the persona answers exactly
@@ -147,7 +148,7 @@ class Agent:
 
     def heartbeat_sync(self) -> str | None:
         """:meth:`heartbeat` for code without an event loop."""
-        return asyncio.run(self.heartbeat())
+        return run_blocking(self.heartbeat(), "Agent.heartbeat_sync()")
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> AgentTool:
         """This agent as a tool another agent can call; one fresh session per call."""

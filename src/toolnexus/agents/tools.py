@@ -7,10 +7,35 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
-__all__ = ["Tool", "declarations"]
+__all__ = ["Tool", "check_tool", "declarations", "run_blocking"]
+
+T = TypeVar("T")
+
+#: What the tool loop calls on every tool.
+TOOL_INTERFACE = ("name", "description", "openai_tool", "anthropic_tool", "acall")
+
+
+def run_blocking(coroutine: Coroutine[Any, Any, T], what: str) -> T:
+    """Run ``coroutine`` on a loop of its own; inside a running loop, say which async form to await."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    coroutine.close()
+    raise RuntimeError(f"{what} blocks, so it cannot run inside an event loop; await its async form instead")
+
+
+def check_tool(tool: Any) -> None:
+    """A :class:`TypeError` now, naming what is missing, rather than a failed call mid-run."""
+    missing = [attribute for attribute in TOOL_INTERFACE if not hasattr(tool, attribute)]
+    if missing:
+        raise TypeError(
+            f"{tool!r} is not a tool: it lacks {', '.join(missing)} (wrap a function in Tool(function, "
+            "description, input_schema))"
+        )
 
 
 def declarations(
@@ -68,7 +93,7 @@ class Tool:
 
     def tool(self, /, **arguments: Any) -> str:
         """Run one call outside an event loop."""
-        return asyncio.run(self.acall(**arguments))
+        return run_blocking(self.acall(**arguments), "Tool.tool()")
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"

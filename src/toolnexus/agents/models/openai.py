@@ -6,6 +6,7 @@ vLLM, llama.cpp, LM Studio, OpenRouter, a LiteLLM proxy.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -47,8 +48,6 @@ def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[st
 
 
 def _wire_call(call: ToolCall) -> dict[str, Any]:
-    import json  # noqa: PLC0415
-
     function = {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)}
     return {"id": call.id, "type": "function", "function": function}
 
