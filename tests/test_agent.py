@@ -308,3 +308,19 @@ def test_blocking_forms_refuse_a_running_loop_and_non_tools_are_refused_up_front
         TypeError, match=r"is not a tool: it lacks name, description, .*wrap a function in Tool"
     ):
         agent_from_dir(make_home(tmp_path, "other"), model=model, tools=[print])  # type: ignore[list-item]
+
+
+def test_a_layered_persona_is_named_by_its_top_layer_and_remembers_there(tmp_path: Path) -> None:
+    base = make_home(tmp_path, "team", **{"AGENTS.md": "Be brief."})
+    top = make_home(tmp_path, "brio")
+
+    async def model(system: str, messages: Any, tools: Any) -> ModelReply | str:
+        if len(messages) == 1:
+            return ModelReply("", (ToolCall("c1", "memory", {"command": "append", "content": "- note"}),))
+        return system
+
+    agent = agent_from_dir([base, top], model=model)
+    assert agent.name == "brio"
+    assert agent.run_sync("hi").text == "## AGENTS.md\n\nBe brief.\n\n## SOUL.md\n\nYou are Brio."
+    assert (top / "MEMORY.md").read_text() == "- note\n"
+    assert not (base / "MEMORY.md").exists()

@@ -36,6 +36,10 @@ _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 def _home_name(home: Any) -> str:
     """A home's last path component: ``s3://b/personas/aster/`` → ``aster``; ``aster.zip`` → ``aster``."""
+    if isinstance(home, list | tuple) and home:
+        return _home_name(home[-1])  # layers: the persona is the topmost one
+    if not isinstance(home, str | os.PathLike):
+        home = getattr(home, "location", home)  # a source object names its own location
     text = (home if isinstance(home, str) else str(home)).split("::", 1)[0]
     if "://" not in text:
         text = os.path.abspath(text)
