@@ -54,6 +54,7 @@ def _agent(args: argparse.Namespace) -> Agent:
         memory=not args.no_memory,
         storage_options=args.storage_options,
         max_turns=args.max_turns,
+        single_writer=args.single_writer,
     )
 
 
@@ -123,6 +124,11 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
     )
     model.add_argument(
         "--no-memory", action="store_true", help="run without the memory tool (read-only homes)"
+    )
+    model.add_argument(
+        "--single-writer",
+        action="store_true",
+        help="only this process writes the home: plain writes where conditional ones are unavailable",
     )
     return parser
 

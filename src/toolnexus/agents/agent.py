@@ -174,6 +174,7 @@ def agent_from_dir(
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
     max_turns: int = DEFAULT_MAX_TURNS,
+    single_writer: bool = False,
 ) -> Agent:
     """An agent for the persona whose home is ``home`` — any location ``compose_soul`` accepts.
 
@@ -181,16 +182,23 @@ def agent_from_dir(
     :class:`~toolnexus.agents.models.AnthropicModel`, or any ``async (system, messages, tools)``
     callable. ``name`` defaults to the home's last path component. ``memory=True`` wires the
     memory tool (MEMORY.md and USER.md); the home must then be writable, checked here (a zip
-    bundle or read-only filesystem raises :class:`BootstrapError` — pass ``memory=False``).
+    bundle or read-only filesystem raises :class:`BootstrapError` — pass ``memory=False``);
+    ``single_writer`` goes to :func:`memory_tool` (for filesystems without conditional writes).
     The soul is not read here: every session composes it when it starts.
     """
     persona = name or _home_name(home)
     memory_builtin = None
     if memory:
         try:
-            memory_builtin = memory_tool(home, storage_options=storage_options, fs=fs)
+            memory_builtin = memory_tool(
+                home, storage_options=storage_options, fs=fs, single_writer=single_writer
+            )
         except BootstrapError as error:
-            raise BootstrapError(f"{error} (or pass memory=False to run without the memory tool)") from error
+            message = str(error).rstrip()
+            end = " " if message.endswith(".") else "; "
+            raise BootstrapError(
+                f"{message}{end}Or pass memory=False to run without the memory tool."
+            ) from error
     return Agent(
         home,
         model=model,
