@@ -52,6 +52,16 @@ def new_bucket(moto_server: MotoServer) -> Callable[[], str]:
 # -- Azure (Azurite) and GCS (gcp-storage-emulator), started once per session on loopback ------
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Install Azurite (npm) before the first test if an `emulators` test is selected and it is
+    missing: an install can take minutes on a busy machine and must not count against a test's
+    timeout. (The marker, not the fixture name: tests may request the server dynamically.)"""
+    if any(item.get_closest_marker("emulators") for item in session.items):
+        from tests.support.azure import azurite_command  # noqa: PLC0415
+
+        azurite_command()
+
+
 @pytest.fixture(scope="session")
 def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Azurite's blob service (installed from npm if missing: never skipped)."""

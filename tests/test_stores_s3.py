@@ -15,7 +15,7 @@ import pytest
 
 from tests.support import MotoServer, S3Proxy, s3_storage_options
 from tests.support.homes import Home, s3_home
-from tests.support.store_workers import append_from_processes
+from tests.support.store_workers import append_from_processes, report_figure
 from tests.test_memory_concurrency import linearizable_moto  # noqa: F401  (a fixture)
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.agents.errors import read_error
@@ -53,30 +53,35 @@ def _notes(home: Home) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)  # spawned writers on a loaded 2-core machine; a hang guard, not a bound
 @pytest.mark.usefixtures("linearizable_moto")
-def test_four_processes_lose_no_note_on_moto(request: pytest.FixtureRequest, capsys: Any) -> None:
+def test_four_processes_lose_no_note_on_moto(
+    request: pytest.FixtureRequest, capsys: Any, record_property: Any
+) -> None:
     home = s3_home(request.getfixturevalue("new_bucket")(), request.getfixturevalue("s3_options"))
     options = home.options["storage_options"]
     assert append_from_processes(home.location, options, writers=4, count=25) == [0, 0, 0, 0]
     notes = _notes(home)
     duplicated = sum(1 for n in collections.Counter(notes).values() if n > 1)
-    with capsys.disabled():
-        print(f"\n[stores] S3 (moto), 4 processes x 25 appends: expected 100, found {len(notes)}, "
-              f"duplicated {duplicated}")  # fmt: skip
+    report_figure(
+        record_property,
+        capsys,
+        f"S3 (moto), 4 processes x 25 appends: expected 100, found {len(notes)}, duplicated {duplicated}",
+    )
     assert sorted(notes) == sorted(f"note {w}-{i}" for w in range(4) for i in range(25))
 
 
-def test_a_server_ignoring_conditions_is_refused(ignoring: Home, capsys: Any) -> None:
+def test_a_server_ignoring_conditions_is_refused(ignoring: Home, capsys: Any, record_property: Any) -> None:
     with pytest.raises(BootstrapError) as raised:
         ignoring.tool().tool(command="append", content="- would be lost")
-    with capsys.disabled():
-        print(f"\n[stores] S3 server ignoring conditions: {raised.value}")
+    report_figure(record_property, capsys, f"S3 server ignoring conditions: {raised.value}")
     assert str(raised.value) == REFUSAL.format(home=ignoring.location)
     assert ignoring.memory() is None
     assert not [n for n in ignoring.listing() if n.startswith(".toolnexus-probe")], "probe left behind"
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)  # spawned writers on a loaded 2-core machine; a hang guard, not a bound
 def test_four_processes_are_all_refused_on_a_server_ignoring_conditions(ignoring: Home) -> None:
     options = ignoring.options["storage_options"]
     assert append_from_processes(ignoring.location, options, writers=4, count=25) == [1, 1, 1, 1]
@@ -134,6 +139,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)  # spawned writers on a loaded 2-core machine; a hang guard, not a bound
 def test_cli_takes_options_after_the_action_and_single_writer(ignoring: Home, proxy: S3Proxy) -> None:
     endpoint = f"endpoint_url={proxy.endpoint_url}"
     refused = _cli(ignoring.location, "append", "- from the shell", "-o", endpoint)

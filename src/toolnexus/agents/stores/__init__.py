@@ -1,19 +1,14 @@
 """Where the memory tool reads and writes a home's file (MEMORY.md unless told otherwise): one
 store per backend, each doing read → edit → write as one indivisible update — or refusing.
 
-=====================  ===========================================  ===============================
-backend                mechanism                                    guaranteed
-=====================  ===========================================  ===============================
-local folder           ``flock`` on the home + atomic rename        no lost edit, any process on
-                                                                    this machine (not NFS)
-S3 (s3fs)              ``If-Match`` / ``If-None-Match: *`` PUT       no lost edit, any process
-Azure Blob (adlfs)     the same conditions on the blob upload       anywhere, once the probe has
-GCS (gcsfs)            ``ifGenerationMatch`` (``0``: must not exist) seen the server enforce them
-``memory://``          a lock in this process                       no lost edit (no other process
-                                                                    can reach it)
-any other fsspec fs    none: refused                                ``single_writer=True`` writes
-                                                                    under a lock in this process
-=====================  ===========================================  ===============================
+- local folder: ``flock`` on the home + atomic rename — no lost edit among the processes of one
+  machine (not across NFS clients);
+- S3 (s3fs): ``If-Match`` / ``If-None-Match: *`` on the PUT; Azure Blob (adlfs): the same on the
+  upload; GCS (gcsfs): ``ifGenerationMatch`` (``0``: must not exist) — no lost edit among any
+  processes anywhere, once :mod:`.probe` has seen the server enforce them (else every edit is
+  refused);
+- ``memory://``: a lock in this process — no lost edit (no other process can reach it);
+- any other fsspec filesystem: refused, unless ``single_writer=True``.
 
 ``single_writer=True`` is the owner's word that one process writes the home: every fsspec store
 then writes plainly (no conditions, no probe) under the in-process lock. Every read is capped at
