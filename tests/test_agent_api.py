@@ -12,7 +12,16 @@ from typing import Any
 import pytest
 
 from tests.test_agent import make_home
-from toolnexus.agents import AnthropicModel, ModelReply, OpenAIChatModel, ToolCall, Usage, agent_from_dir
+from toolnexus.agents import (
+    AnthropicModel,
+    ModelReply,
+    OpenAIChatModel,
+    ToolCall,
+    Usage,
+    agent_from_dir,
+    memory_tool,
+)
+from toolnexus.agents.models.base import parse_arguments
 
 
 def test_the_async_session_is_the_same_conversation(tmp_path: Path) -> None:
@@ -117,3 +126,26 @@ def test_a_layered_persona_is_named_by_its_top_layer_and_remembers_there(tmp_pat
     assert agent.run_sync("hi").text == "## AGENTS.md\n\nBe brief.\n\n## SOUL.md\n\nYou are Brio."
     assert (top / "MEMORY.md").read_text() == "- note\n"
     assert not (base / "MEMORY.md").exists()
+
+
+def test_declarations_of_the_memory_tool(tmp_path: Path) -> None:
+    memory = memory_tool(make_home(tmp_path))
+    assert AnthropicModel("m").declare(memory) == {"type": "memory_20250818", "name": "memory"}
+    assert AnthropicModel("m", native_memory=False).declare(memory) == memory.anthropic_tool()
+    assert memory.anthropic_tool()["input_schema"]["properties"]["target"]["enum"] == ["memory", "user"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('{"command": "view"}', ({"command": "view"}, None)),
+        ("", ({}, None)),
+        ("[1]", ({}, "error: the arguments must be a JSON object, not list.")),
+        ("{oops", ({}, "error: the arguments are not valid JSON")),
+    ],
+)
+def test_tool_call_arguments_the_model_got_wrong_become_text(raw: str, expected: tuple[Any, Any]) -> None:
+    arguments, problem = parse_arguments(raw)
+    assert arguments == expected[0]
+    assert (problem or "").startswith(expected[1] or "")
+    assert (problem is None) == (expected[1] is None)
