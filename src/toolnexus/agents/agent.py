@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from .errors import BootstrapError
 from .loop import DEFAULT_MAX_TURNS, RunResult
@@ -30,6 +30,8 @@ HEARTBEAT_PROMPT = (
     "section of your instructions now. If nothing needs the user's attention, reply with exactly "
     f"{HEARTBEAT_OK} and nothing else; otherwise reply with what they should know."
 )
+
+T = TypeVar("T")
 
 _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -82,7 +84,7 @@ class AgentTool:
 
     def tool(self, /, prompt: str) -> str:
         """Run one call outside an event loop."""
-        return run_blocking(self.acall(prompt), "AgentTool.tool()")
+        return run_blocking(lambda: self.agent.closing(self.acall(prompt)), "AgentTool.tool()")
 
     def __repr__(self) -> str:
         return f"AgentTool({self.name!r})"
@@ -121,6 +123,15 @@ class Agent:
             )
         self.storage_options, self.fs, self.max_turns = storage_options, fs, max_turns
 
+    async def closing(self, work: Awaitable[T]) -> T:
+        """``await work``, then close the model's connections (for a loop that is about to end)."""
+        try:
+            return await work
+        finally:
+            close = getattr(self.model, "aclose", None)
+            if close is not None:
+                await close()
+
     async def compose(self) -> tuple[str, list[str]]:
         """The soul as the home holds it now (what the next session will start with)."""
         return await compose_soul_async(self.home, storage_options=self.storage_options, fs=self.fs)
@@ -141,7 +152,7 @@ class Agent:
 
     def run_sync(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
         """:meth:`run` for code without an event loop."""
-        return run_blocking(self.run(prompt, max_turns=max_turns), "Agent.run_sync()")
+        return run_blocking(lambda: self.closing(self.run(prompt, max_turns=max_turns)), "Agent.run_sync()")
 
     async def heartbeat(self) -> str | None:
         """One session following HEARTBEAT.md: ``None`` when the persona answers exactly
@@ -152,7 +163,7 @@ class Agent:
 
     def heartbeat_sync(self) -> str | None:
         """:meth:`heartbeat` for code without an event loop."""
-        return run_blocking(self.heartbeat(), "Agent.heartbeat_sync()")
+        return run_blocking(lambda: self.closing(self.heartbeat()), "Agent.heartbeat_sync()")
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> AgentTool:
         """This agent as a tool another agent can call; one fresh session per call."""

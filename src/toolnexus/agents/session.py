@@ -54,6 +54,7 @@ class SyncSession:
     so the provider client's connections are reused across the conversation."""
 
     def __init__(self, agent: Agent) -> None:
+        self._agent = agent
         self._runner = asyncio.Runner()
         self._session: Session | None = None
         try:
@@ -83,7 +84,11 @@ class SyncSession:
         return self._runner.run(self.session.send(prompt, max_turns=max_turns))
 
     def close(self) -> None:
-        self._runner.close()
+        """Close the model's connections and the session's loop."""
+        try:
+            self._runner.run(self._agent.closing(asyncio.sleep(0)))
+        finally:
+            self._runner.close()
 
 
 class SessionContext:

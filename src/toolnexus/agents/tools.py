@@ -18,13 +18,13 @@ T = TypeVar("T")
 TOOL_INTERFACE = ("name", "description", "openai_tool", "anthropic_tool", "acall")
 
 
-def run_blocking(coroutine: Coroutine[Any, Any, T], what: str) -> T:
-    """Run ``coroutine`` on a loop of its own; inside a running loop, say which async form to await."""
+def run_blocking(make: Callable[[], Coroutine[Any, Any, T]], what: str) -> T:
+    """Run the coroutine ``make()`` on a loop of its own; inside a running loop, say to await the
+    async form instead (nothing is created then, so nothing is left un-awaited)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
-    coroutine.close()
+        return asyncio.run(make())
     raise RuntimeError(f"{what} blocks, so it cannot run inside an event loop; await its async form instead")
 
 
@@ -93,7 +93,7 @@ class Tool:
 
     def tool(self, /, **arguments: Any) -> str:
         """Run one call outside an event loop."""
-        return run_blocking(self.acall(**arguments), "Tool.tool()")
+        return run_blocking(lambda: self.acall(**arguments), "Tool.tool()")
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"

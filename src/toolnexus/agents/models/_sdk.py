@@ -50,6 +50,12 @@ class LoopBoundClient:
             self._client, self._loop = self._factory(), loop
         return self._client
 
+    async def aclose(self) -> None:
+        """Close this loop's client (its connections); the next call opens a new one."""
+        client, self._client, self._loop = self._client, None, None
+        if client is not None:
+            await client.close()
+
 
 def model_error(provider: str, endpoint: str, error: BaseException) -> ModelError:
     """One line: provider, endpoint, HTTP status when there is one, and what the server said."""
@@ -111,6 +117,11 @@ class SDKModel:
             return await call(self._client.get())
         except self.provider_errors() as error:
             raise model_error(self.provider, self.endpoint, error) from error
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections; the blocking forms (``run_sync``, the sync session)
+        do it for you when they finish."""
+        await self._client.aclose()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r})"
