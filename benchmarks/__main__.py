@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import local, remote
+from benchmarks import layers, local, remote
 from benchmarks.harness import MIB, Row, table, write_json
 from benchmarks.plot import plot_scaling
 
@@ -76,6 +76,8 @@ def run(plan: Plan, work: Path, quick: bool) -> tuple[list[Row], dict[str, objec
         rows += remote.target_one_round_trip(s3, plan.rounds, plan.latency)
         step("S3: bundle with a large asset")
         rows += remote.target_bundle(s3, plan.asset, plan.latency)
+        step("S3: three layers")
+        rows.append(layers.target_layers(s3, plan.fleet_rounds + 2, plan.fleet_latency))
         step("S3: async fleet")
         rows.append(remote.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency, not quick))
     step("scaling")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import tarfile
 import uuid
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +37,16 @@ class DictSource:
 
     def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
         return {name: self.files[name][: limit + 1] for name in names if name in self.files}
+
+
+def tar_bytes(persona: Persona, folder: str, mode: str) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode=mode) as archive:
+        for name, data in persona.items():
+            info = tarfile.TarInfo(f"{folder}{name}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def zip_bytes(persona: Persona, folder: str = "") -> bytes:
@@ -110,6 +121,27 @@ class Backends:
 
     def custom(self, persona: Persona) -> Location:
         return DictSource(persona), {}
+
+    def tar_folder(self, persona: Persona) -> Location:
+        path = self.tmp / f"{uuid.uuid4().hex}.tgz"
+        path.write_bytes(tar_bytes(persona, "aster/", "w:gz"))
+        return str(path), {}
+
+    def s3_tar_chained(self, persona: Persona) -> Location:
+        key = f"{uuid.uuid4().hex}.tar.xz"
+        put_objects(self.moto.endpoint_url, self.bucket, {key: tar_bytes(persona, "aster/", "w:xz")})
+        return f"tar://aster::s3://{self.bucket}/{key}", {"storage_options": {"s3": self.s3_options}}
+
+    def layered(self, persona: Persona) -> Location:
+        """Local base, zip middle, S3 top, whose flattening is exactly ``persona``; the base also
+        holds decoys of the names the layers above supply, which must never show."""
+        names = list(persona)
+        groups = [{n: persona[n] for n in names[k::3]} for k in range(3)]
+        decoys = dict.fromkeys([*groups[1], *groups[2]], b"decoy from the base")
+        base, _ = self.local({**decoys, **groups[0]})
+        middle, _ = self.zip_folder(groups[1])
+        top, options = self.s3(groups[2])
+        return [base, middle, top], options
 
 
 SOURCES = [name for name in vars(Backends) if not name.startswith("_")]

@@ -17,8 +17,9 @@ S3: through the AWS configuration files. For each block the test points ``AWS_CO
 endpoint (botocore honours ``endpoint_url`` in a profile), hides every other ``AWS_*`` variable,
 and has put into ``my-bucket`` what the README names: ``personas/{aster,basil,cedar}/`` (copies of
 ``examples/aster``), ``bundles/aster.zip`` (``write_bundle``'s flat form) and
-``bundles/aster-folder.zip`` (the single-folder form). s3fs's instance cache is cleared after each
-block, so no filesystem bound to those settings outlives it.
+``bundles/aster-folder.zip`` (the single-folder form); and into ``acme-personas`` the layered fleet:
+``team-base/`` (AGENTS.md, TOOLS.md) and ``agents/{aster,brio}/`` (SOUL.md, IDENTITY.md, MEMORY.md).
+s3fs's instance cache is cleared after each block, so no filesystem bound to those settings outlives it.
 
 The Command line section's transcript is replayed too: each ``$ COMMAND`` runs in bash, in a
 scratch "clone" (a copy of ``examples/``, since the transcript touches it), with the installed
@@ -123,6 +124,13 @@ def aws_config(moto_server: MotoServer, tmp_path_factory: pytest.TempPathFactory
     )
     objects["bundles/aster-folder.zip"] = Path(folder_zip).read_bytes()
     put_objects(endpoint, "my-bucket", objects)
+    make_bucket(endpoint, "acme-personas")
+    layered = {f"team-base/{name}": persona[name] for name in ("AGENTS.md", "TOOLS.md")}
+    for agent in ("aster", "brio"):
+        layered.update(
+            {f"agents/{agent}/{name}": persona[name] for name in ("SOUL.md", "IDENTITY.md", "MEMORY.md")}
+        )
+    put_objects(endpoint, "acme-personas", layered)
     # `-o s3.anon=true` in the Command line section reads this bundle anonymously, as from a public bucket.
     s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True).chmod(
         "my-bucket/bundles/aster-folder.zip", acl="public-read"

@@ -52,16 +52,22 @@ def _notes(file: FileReport) -> str:
 
 
 def format_table(report: SoulReport) -> str:
-    """Every bootstrap name with status, size, kept bytes and notes, then a one-line summary."""
-    rows = [("FILE", "STATUS", "SIZE", "KEPT", "NOTES")]
+    """Every bootstrap name with status, size, kept bytes and notes, then a one-line summary.
+
+    A layered persona gets a LAYER column, before NOTES, naming the layer each file came from.
+    """
+    layered = any(file.layer is not None for file in report.files)
+    rows = [("FILE", "STATUS", "SIZE", "KEPT", "LAYER", "NOTES")]
     for file in report.files:
         present = file.status == "present"
         size = "-" if not present else "?" if file.size is None else str(file.size)
-        rows.append((file.name, file.status, size, str(file.kept_bytes) if present else "-", _notes(file)))
-    name_w, status_w, size_w, kept_w = (max(len(row[column]) for row in rows) for column in range(4))
+        kept = str(file.kept_bytes) if present else "-"
+        rows.append((file.name, file.status, size, kept, file.layer or "-", _notes(file)))
+    name_w, status_w, size_w, kept_w, layer_w = (max(len(row[column]) for row in rows) for column in range(5))
     lines = [
-        f"{name:<{name_w}}  {status:<{status_w}}  {size:>{size_w}}  {kept:>{kept_w}}  {notes}".rstrip()
-        for name, status, size, kept, notes in rows
+        f"{name:<{name_w}}  {status:<{status_w}}  {size:>{size_w}}  {kept:>{kept_w}}  "
+        f"{f'{layer:<{layer_w}}  ' if layered else ''}{notes}".rstrip()
+        for name, status, size, kept, layer, notes in rows
     ]
     soul_bytes = len(report.soul.encode("utf-8"))
     lines.append(
@@ -74,8 +80,13 @@ def format_table(report: SoulReport) -> str:
 # -- subcommands ------------------------------------------------------------------------------
 
 
+def _home(locations: list[str]) -> str | list[str]:
+    """One location as itself; several are layers, base first."""
+    return locations[0] if len(locations) == 1 else locations
+
+
 def _emit_json(args: argparse.Namespace) -> None:
-    report = inspect_soul(args.location, **location_kwargs(args))
+    report = inspect_soul(_home(args.location), **location_kwargs(args))
     emit(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
 
 
@@ -83,7 +94,7 @@ def _soul(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(args)
     else:
-        soul, _found = compose_soul(args.location, **location_kwargs(args))
+        soul, _found = compose_soul(_home(args.location), **location_kwargs(args))
         emit(soul + "\n" if soul else "")
     return 0
 
@@ -92,12 +103,12 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(args)
     else:
-        emit(format_table(inspect_soul(args.location, **location_kwargs(args))))
+        emit(format_table(inspect_soul(_home(args.location), **location_kwargs(args))))
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
-    report = inspect_soul(args.location, **location_kwargs(args))
+    report = inspect_soul(_home(args.location), **location_kwargs(args))
     if not report.found:
         if not args.quiet:
             print(f"toolnexus: no bootstrap file in {report.location}", file=sys.stderr)
@@ -108,7 +119,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _bundle(args: argparse.Namespace) -> int:
-    names = write_bundle(args.home, args.out, force=args.force, **location_kwargs(args))
+    names = write_bundle(_home(args.home), args.out, force=args.force, **location_kwargs(args))
     emit(f"wrote {args.out}: {plural(len(names), 'file')} ({', '.join(names) or 'empty home'})\n")
     return 0
 
@@ -128,42 +139,47 @@ def _add_command(
     return parser
 
 
-_LOCATION_HELP = "persona home: a directory, a zip bundle, an fsspec URL or a chained URL"
+_LOCATION_HELP = (
+    "persona home: a directory, a zip or tar bundle, an fsspec URL or a chained URL; "
+    "several are layers, base first (the topmost layer holding a file wins)"
+)
 _JSON_HELP = "print the full report as JSON (the same as soul --json and inspect --json)"
 
 
 def register_soul(subparsers: Subparsers) -> None:
-    """``toolnexus soul LOCATION [--json]``."""
+    """``toolnexus soul LOCATION [LOCATION ...] [--json]``."""
     example = "toolnexus soul s3://bucket/personas/aster -o endpoint_url=http://127.0.0.1:9000"
     parser = _add_command(subparsers, "soul", "print the composed soul", example, _soul)
-    parser.add_argument("location", type=location, metavar="LOCATION", help=_LOCATION_HELP)
+    parser.add_argument("location", type=location, metavar="LOCATION", nargs="+", help=_LOCATION_HELP)
     parser.add_argument("--json", action="store_true", help=_JSON_HELP)
 
 
 def register_inspect(subparsers: Subparsers) -> None:
-    """``toolnexus inspect LOCATION``."""
+    """``toolnexus inspect LOCATION [LOCATION ...]``."""
     summary = "show what each bootstrap file contributed"
     parser = _add_command(subparsers, "inspect", summary, "toolnexus inspect examples/aster", _inspect)
-    parser.add_argument("location", type=location, metavar="LOCATION", help=_LOCATION_HELP)
+    parser.add_argument("location", type=location, metavar="LOCATION", nargs="+", help=_LOCATION_HELP)
     parser.add_argument("--json", action="store_true", help=_JSON_HELP)
 
 
 def register_check(subparsers: Subparsers) -> None:
-    """``toolnexus check LOCATION``: exit 0 listing the found names, 1 when there are none."""
+    """``toolnexus check LOCATION [LOCATION ...]``: exit 0 listing the found names, 1 when there are none."""
     summary = "list the bootstrap files found; exit 1 when there are none"
     example = "toolnexus check zip://aster::s3://bucket/aster.zip -o s3.anon=true"
     parser = _add_command(subparsers, "check", summary, example, _check)
-    parser.add_argument("location", type=location, metavar="LOCATION", help=_LOCATION_HELP)
+    parser.add_argument("location", type=location, metavar="LOCATION", nargs="+", help=_LOCATION_HELP)
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print nothing; only the exit status tells"
     )
 
 
 def register_bundle(subparsers: Subparsers) -> None:
-    """``toolnexus bundle HOME OUT [--force]``."""
+    """``toolnexus bundle HOME [HOME ...] OUT [--force]``."""
     summary = "write the home's bootstrap files to a reproducible zip bundle"
     parser = _add_command(subparsers, "bundle", summary, "toolnexus bundle examples/aster aster.zip", _bundle)
-    parser.add_argument("home", type=location, metavar="HOME", help=_LOCATION_HELP)
+    parser.add_argument(
+        "home", type=location, metavar="HOME", nargs="+", help=_LOCATION_HELP + "; layers are flattened"
+    )
     parser.add_argument(
         "out", type=location, metavar="OUT", help="the bundle to write: a path or an fsspec URL"
     )

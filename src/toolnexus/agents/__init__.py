@@ -8,7 +8,7 @@ from .bundling import write_bundle
 from .errors import BootstrapError
 from .memory import MemoryTool, memory_tool
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE, FileReport, SoulReport
-from .sources import BootstrapSource
+from .sources import BootstrapSource, DictSource, LayeredSource, SourceBase
 from .surface import compose_soul, compose_soul_async, inspect_soul
 
 __all__ = [
@@ -17,9 +17,12 @@ __all__ = [
     "TRUNCATION_NOTICE",
     "BootstrapError",
     "BootstrapSource",
+    "DictSource",
     "FileReport",
+    "LayeredSource",
     "MemoryTool",
     "SoulReport",
+    "SourceBase",
     "compose_soul",
     "compose_soul_async",
     "inspect_soul",

@@ -78,6 +78,9 @@ class FileReport:
     #: How many U+FFFD characters stand in for invalid input — bytes that are not UTF-8, or in a
     #: UTF-16 file a lone surrogate or odd last byte (literal U+FFFD not counted).
     invalid_bytes_replaced: int = 0
+    #: For a layered persona, the layer (its location) that supplied the file; ``None`` when the
+    #: file is absent or the persona has a single home (so reports compare equal across backends).
+    layer: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, keys in declaration order."""
@@ -91,6 +94,7 @@ class FileReport:
             "bom_stripped": self.bom_stripped,
             "line_endings_normalised": self.line_endings_normalised,
             "invalid_bytes_replaced": self.invalid_bytes_replaced,
+            "layer": self.layer,
         }
 
 
@@ -190,7 +194,12 @@ def _literal_replacement_chars(data: bytes, encoding: Encoding) -> int:
 
 
 def normalise_body(
-    prefix: bytes, *, limit: int = MAX_BOOTSTRAP_FILE_BYTES, size: int | None = None, name: str = ""
+    prefix: bytes,
+    *,
+    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
+    size: int | None = None,
+    name: str = "",
+    layer: str | None = None,
 ) -> tuple[str, FileReport]:
     """Turn the first ``limit + 1`` bytes of a file into its section body, and say what changed.
 
@@ -214,6 +223,7 @@ def normalise_body(
         bom_stripped=start > 0,
         line_endings_normalised=crlf + lone_cr,
         invalid_bytes_replaced=replaced,
+        layer=layer,
     )
     return body + (TRUNCATION_NOTICE if truncated else ""), report
 
@@ -262,13 +272,16 @@ def compose_report(
     limit: int = MAX_BOOTSTRAP_FILE_BYTES,
     sizes: Mapping[str, int] | None = None,
     skipped: frozenset[str] = frozenset(),
+    layers: Mapping[str, str] | None = None,
 ) -> SoulReport:
     """Fold the present files into ``## <name>`` sections in :data:`BOOTSTRAP_ORDER`.
 
     ``prefixes`` maps each present name to its first ``limit + 1`` bytes; names outside
     :data:`BOOTSTRAP_ORDER` are ignored. ``skipped`` names exist but are not regular files.
+    ``layers`` says which layer supplied each present file (layered personas only).
     """
     sizes = sizes or {}
+    layers = layers or {}
     sections: list[str] = []
     found: list[str] = []
     files: list[FileReport] = []
@@ -277,7 +290,8 @@ def compose_report(
         if prefix is None:
             files.append(FileReport(name, "skipped" if name in skipped else "absent"))
             continue
-        body, report = normalise_body(prefix, limit=limit, size=sizes.get(name), name=name)
+        layer = layers.get(name)
+        body, report = normalise_body(prefix, limit=limit, size=sizes.get(name), name=name, layer=layer)
         if report.truncated:
             _warn_truncated(location, name, report.size, limit)
         found.append(name)

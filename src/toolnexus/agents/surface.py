@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose, compose_report
-from .sources import Location, Reading, open_source, read_entries, read_entries_async
+from .sources import Location, Reading, read_entries, read_entries_async, resolve
 
 __all__ = ["compose_soul", "compose_soul_async", "inspect_soul"]
 
@@ -40,8 +40,14 @@ def _soul(reading: Reading) -> tuple[str, list[str]]:
 
 def _report(reading: Reading) -> SoulReport:
     prefixes, sizes, skipped = _split(reading)
+    layers = {name: entry.origin for name, entry in reading.entries.items() if entry.origin is not None}
     return compose_report(
-        reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes, skipped=skipped
+        reading.location,
+        prefixes,
+        limit=MAX_BOOTSTRAP_FILE_BYTES,
+        sizes=sizes,
+        skipped=skipped,
+        layers=layers,
     )
 
 
@@ -52,7 +58,7 @@ def _read(
     follow_external_symlinks: bool,
     exact_sizes: bool,
 ) -> Reading:
-    source = open_source(
+    source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
     return read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=exact_sizes)
@@ -68,9 +74,12 @@ def compose_soul(
     """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
 
     ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``),
-    a path on ``fs``, a UPath, or a :class:`BootstrapSource`. A zip file is read as a bundle.
-    ``storage_options`` configure the filesystem built from a URL (per hop, keyed by protocol,
-    for chained URLs). The result is a snapshot: call again to pick up edits.
+    a path on ``fs``, a UPath, or a :class:`BootstrapSource`. A zip or tar file is read as a
+    bundle. A list or tuple of locations, base first, is a layered persona: each bootstrap file
+    comes from the topmost layer that has it, all layers are read at once, and a missing layer is
+    an error naming it. ``storage_options`` configure the filesystem built from a URL (per hop,
+    keyed by protocol, for chained URLs; for layers, every URL layer). The result is a snapshot:
+    call again to pick up edits.
     """
     return _soul(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=False))
 
@@ -87,7 +96,7 @@ async def compose_soul_async(
     Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
     pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}``.
     """
-    source = open_source(
+    source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
     return _soul(await read_entries_async(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))
@@ -103,6 +112,7 @@ def inspect_soul(
     """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
 
     The soul and found list are exactly ``compose_soul``'s; sizes of files over the cap are
-    looked up exactly, which may cost one extra request per oversized remote file.
+    looked up exactly, which may cost one extra request per oversized remote file. Each present
+    file's report names the ``layer`` (location) that supplied it.
     """
     return _report(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=True))

@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import functools
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import location_error, read_error
-from .base import Entry, EntrySourceBase, Reading
-from .bundle import BundleSource, open_archive
+from .base import Entry, Reading, SourceBase, read_only
+from .registry import ArchiveFile, archive_for_file, kind_by_name, not_a_folder
 
-__all__ = ["FsspecSource"]
+if TYPE_CHECKING:
+    from ..memory_store import MemoryStore
+
+__all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource"]
+
+#: fsspec protocols that cannot write; archive filesystems (zip, tar, …) are recognised by class too.
+READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "github", "git", "reference"})
 
 
 def _means_absent_or_empty(result: BaseException) -> bool:
@@ -33,11 +38,11 @@ def _is_empty_range_error(result: BaseException) -> bool:
     return isinstance(result, OSError) and result.errno == errno.EINVAL and "satisfiable" in str(result)
 
 
-class FsspecSource(EntrySourceBase):
+class FsspecSource(SourceBase):
     """A persona home on any fsspec filesystem: ``FsspecSource(s3fs.S3FileSystem(), "bucket/aster")``.
 
     ``path`` is in the filesystem's own form (no protocol). If it turns out to be a file, it is
-    opened as a zip bundle.
+    opened as a bundle (the registry decides which kind).
     """
 
     def __init__(self, fs: Any, path: str) -> None:
@@ -51,16 +56,41 @@ class FsspecSource(EntrySourceBase):
             return f"{base}/{name}"
         return f"/{name}" if self.path.startswith("/") else name
 
-    def _bundle(self, info: dict[str, Any]) -> BundleSource:
+    def _bundle(self, info: dict[str, Any]) -> SourceBase:
         """The home is a file: a bundle, opened with the size just looked up (no second HEAD)."""
-        opener = functools.partial(open_archive, self.fs, self.path, info)
-        return BundleSource(opener, self.location)
+        return archive_for_file(ArchiveFile(self.path, self.location, self.fs, info))
+
+    def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
+        """The stores module decides how (conditional PUT, in-process lock, or refuse); read-only
+        filesystems (HTTP, archives, git, …) are refused here, naming the filesystem."""
+        from ..memory_store import fsspec_store  # noqa: PLC0415  (the stores import the sources)
+
+        if _is_read_only(self.fs):
+            raise read_only(self.location, f"on a read-only {type(self.fs).__name__}", "it has no write side")
+        return fsspec_store(self, name, single_writer=single_writer)
+
+    def not_a_folder(self) -> OSError:
+        """The error for writing to a home that is a file (a read-only bundle, or no folder)."""
+        return not_a_folder(ArchiveFile(self.path, self.location, self.fs))
 
     def _cat_arguments(self, names: Sequence[str], limit: int) -> tuple[list[str], list[int], list[int]]:
         return [self.path_of(name) for name in names], [0] * len(names), [limit + 1] * len(names)
 
+    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
+        """Each name's first ``limit + 1`` bytes or its exception, in one concurrent batch."""
+        results: list[Any] = self.fs.cat_ranges(*self._cat_arguments(names, limit), on_error="return")
+        return results
+
+    def _fetch_coroutine(self, names: Sequence[str], limit: int) -> Coroutine[Any, Any, list[Any]]:
+        """:meth:`_fetch` as the async filesystem's own coroutine."""
+        coroutine: Coroutine[Any, Any, list[Any]] = self.fs._cat_ranges(
+            *self._cat_arguments(names, limit), on_error="return"
+        )
+        return coroutine
+
     def _looks_like_bundle(self) -> bool:
-        return self.path.lower().endswith(".zip")
+        """A name that says "bundle" (``.zip``, ``.tgz``, …) is looked up first, sparing the reads."""
+        return kind_by_name(self.path) is not None
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         """One concurrent batch of capped reads; a home lookup only when nothing was there."""
@@ -69,7 +99,7 @@ class FsspecSource(EntrySourceBase):
             if info.get("type") == "file":
                 return self._bundle(info).read_entries(names, limit, exact_sizes=exact_sizes)
         try:
-            results = self.fs.cat_ranges(*self._cat_arguments(names, limit), on_error="return")
+            results = self._fetch(names, limit)
         except Exception as error:
             raise read_error(error, self.location, None) from error
         return self._finish(names, results, limit, exact_sizes)
@@ -80,7 +110,7 @@ class FsspecSource(EntrySourceBase):
         """Await the filesystem's own coroutines on its loop: no thread per persona."""
         if not getattr(self.fs, "async_impl", False) or self._looks_like_bundle():
             return await super().read_entries_async(names, limit, exact_sizes=exact_sizes)
-        coroutine = self.fs._cat_ranges(*self._cat_arguments(names, limit), on_error="return")
+        coroutine = self._fetch_coroutine(names, limit)
         try:
             if getattr(self.fs, "asynchronous", False):
                 results = await coroutine
@@ -146,3 +176,10 @@ class FsspecSource(EntrySourceBase):
         except Exception as error:
             raise read_error(error, self.location, name) from error
         return info
+
+
+def _is_read_only(fs: Any) -> bool:
+    from fsspec.archive import AbstractArchiveFileSystem  # noqa: PLC0415  (fsspec loads lazily)
+
+    protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
+    return isinstance(fs, AbstractArchiveFileSystem) or bool(protocols & READ_ONLY_PROTOCOLS)
