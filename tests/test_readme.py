@@ -60,17 +60,25 @@ HEADING = re.compile(r"^#{2,3} (.+)$", flags=re.MULTILINE)
 CLAIM = re.compile(r"^(?P<code>\S.*?)\s+# (?P<claim>.+)$")
 
 
-def _blocks() -> list[tuple[str, str]]:
-    """``(id, code)`` for every Python block; the id is the heading above it, for readable reports."""
+#: Sections whose examples need more than storage (a model server) and run in their own test,
+#: against loopback servers; here they are only compiled. Heading -> the test file that runs them.
+RUN_ELSEWHERE = {"Running a persona": "tests/test_agent_readme.py"}
+
+
+def _blocks() -> list[tuple[str, str, str]]:
+    """``(id, heading, code)`` for every Python block; the id names the heading, for readable reports."""
     blocks = []
     for number, fence in enumerate(FENCE.finditer(README)):
         headings = HEADING.findall(README, 0, fence.start())
-        title = re.sub(r"\W+", "-", headings[-1] if headings else "top").strip("-").lower()
-        blocks.append((f"{number}-{title}", textwrap.dedent(fence["code"])))
+        heading = headings[-1] if headings else ""
+        title = re.sub(r"\W+", "-", heading or "top").strip("-").lower()
+        blocks.append((f"{number}-{title}", heading, textwrap.dedent(fence["code"])))
     return blocks
 
 
-BLOCKS = _blocks()
+ALL_BLOCKS = _blocks()
+BLOCKS = [(name, code) for name, heading, code in ALL_BLOCKS if heading not in RUN_ELSEWHERE]
+ELSEWHERE = [(name, heading, code) for name, heading, code in ALL_BLOCKS if heading in RUN_ELSEWHERE]
 
 
 def claims(code: str) -> tuple[str, list[str]]:
@@ -167,6 +175,14 @@ def reader(tmp_path: Path, aws_config: dict[str, str], monkeypatch: pytest.Monke
 def test_the_readme_has_its_examples() -> None:
     assert len(BLOCKS) >= 7
     assert sum(len(claims(code)[1]) for _, code in BLOCKS) >= 5
+
+
+@pytest.mark.parametrize(
+    ("heading", "code"), [(h, c) for _, h, c in ELSEWHERE], ids=[n for n, _, _ in ELSEWHERE]
+)
+def test_examples_run_elsewhere_compile_and_have_their_test(heading: str, code: str) -> None:
+    compile(code, "README.md", "exec")
+    assert (ROOT / RUN_ELSEWHERE[heading]).is_file()
 
 
 @pytest.mark.parametrize("code", [code for _, code in BLOCKS], ids=[name for name, _ in BLOCKS])
