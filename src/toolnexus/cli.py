@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import cast
 
-from . import __version__, memory_cli
-from .agents import FileReport, SoulReport, compose_soul, inspect_soul, write_bundle
+from . import __version__, agent_cli, memory_cli
+from .agents import FileReport, ModelError, SoulReport, compose_soul, inspect_soul, write_bundle
 from .cli_support import (
     EXIT_ERROR,
     Handler,
@@ -33,7 +33,7 @@ from .cli_support import (
 __all__ = ["REGISTRARS", "build_parser", "format_table", "main"]
 
 #: Errors the library raises for bad locations and options; anything else is a bug and keeps its traceback.
-_USER_ERRORS = (OSError, TypeError, ValueError, ImportError)
+_USER_ERRORS = (OSError, TypeError, ValueError, ImportError, ModelError)
 
 _FORMATTER = argparse.RawDescriptionHelpFormatter
 
@@ -193,6 +193,7 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     register_check,
     register_bundle,
     memory_cli.register,
+    agent_cli.register,
 ]
 
 

@@ -109,13 +109,14 @@ class _StorageOption(argparse.Action):
         setattr(namespace, self.dest, options)
 
 
-def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
-    """A parent parser with the options location subcommands share (``symlinks``: reading ones)."""
+def location_options(*, symlinks: bool = True, dest: str = "storage_options") -> argparse.ArgumentParser:
+    """A parent parser with the options location subcommands share (``symlinks``: reading ones;
+    ``dest``: where ``-o`` collects, for a nested parser that must not overwrite its parent's)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("location options")
     group.add_argument(
         "-o",
-        dest="storage_options",
+        dest=dest,
         action=_StorageOption,
         metavar="KEY=VALUE",
         help="storage option for fsspec (repeatable); dots nest: -o s3.KEY=VALUE keys it to the s3 hop "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import errno as errno_codes
 
-__all__ = ["BootstrapError", "describe", "location_error", "read_error"]
+__all__ = ["BootstrapError", "describe", "detail", "location_error", "read_error"]
 
 
 class BootstrapError(OSError):
@@ -32,6 +32,19 @@ def _build(cls: type[OSError], message: str, code: int | None) -> OSError:
     return error
 
 
+def detail(cause: BaseException) -> str:
+    """What went wrong, never blank: an exception's own text, else its type (and, if it wraps
+    one, its cause's) — ``FSTimeoutError`` says nothing in ``str()``, but its name does."""
+    text = str(cause)
+    if text:
+        return text
+    inner = cause.__cause__ or cause.__context__
+    if inner is None or inner is cause:
+        return type(cause).__name__
+    inner_text = f": {inner}" if str(inner) else ""
+    return f"{type(cause).__name__} (caused by {type(inner).__name__}{inner_text})"
+
+
 def read_error(cause: BaseException, location: str, name: str | None, *, action: str = "read") -> OSError:
     """Map a failure to read (or ``action``, e.g. write) ``name`` into the error the caller sees.
 
@@ -43,10 +56,10 @@ def read_error(cause: BaseException, location: str, name: str | None, *, action:
         return cause
     subject = describe(location, name)
     if isinstance(cause, PermissionError):
-        message = f"cannot {action} {subject}: permission denied ({cause})"
+        message = f"cannot {action} {subject}: permission denied ({detail(cause)})"
         return _build(PermissionError, message, errno_codes.EACCES)
     code = cause.errno if isinstance(cause, OSError) else None
-    return _build(BootstrapError, f"cannot {action} {subject}: {cause or type(cause).__name__}", code)
+    return _build(BootstrapError, f"cannot {action} {subject}: {detail(cause)}", code)
 
 
 def location_error(cls: type[OSError], location: str, reason: str, code: int | None = None) -> OSError:

@@ -1,41 +1,65 @@
-"""``memory_tool``: the opt-in built-in that lets a persona keep durable notes in its own MEMORY.md.
+"""``memory_tool``: the opt-in built-in that lets a persona keep durable notes in its own home —
+MEMORY.md (what it has learned) and USER.md (who its user is).
 
 The model calls one tool, ``memory``, with a ``command`` (view / append / replace / remove, after
-Letta's core-memory and Anthropic's memory tool). Mistakes the model can fix come back as
-``"error: …"`` text telling it what to do; storage failures raise, like ``compose_soul``'s.
-Edits are planned here, purely, from the bytes read; :mod:`.memory_store` makes each
-read-plan-write indivisible on its backend. The soul a session was composed with never changes;
-the next ``compose_soul`` shows the edits.
+Letta's core-memory and Anthropic's memory tool) and a ``target`` (``"memory"``, the default, or
+``"user"``). Claude models may instead use Anthropic's built-in memory commands on
+``/memories/…`` paths (:mod:`.memory_native`); the same call runs either. Mistakes the model can
+fix come back as ``"error: …"`` text telling it what to do; storage failures raise, like
+``compose_soul``'s. Edits are planned purely (:mod:`.memory_text`); :mod:`.stores` makes each
+read-plan-write indivisible on its backend, or refuses. The soul a session was composed with never
+changes; the next ``compose_soul`` shows the edits.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import os
 from collections.abc import Mapping
 from typing import Any
 
-from .memory_store import MEMORY_FILE, Change, MemoryStore, Plan
-from .soul import MAX_BOOTSTRAP_FILE_BYTES
+from . import memory_native
+from .memory_text import CAP, find_once, plan_edit, readable_text
 from .sources import resolve, writer_of
+from .stores import MEMORY_FILE, MemoryStore, Plan
 
-__all__ = ["MemoryTool", "memory_tool"]
+__all__ = ["USER_FILE", "MemoryTool", "memory_tool"]
 
-_CAP = MAX_BOOTSTRAP_FILE_BYTES
+USER_FILE = "USER.md"
 
-DESCRIPTION = f"""\
+#: ``target`` → the file it edits.
+TARGETS = {"memory": MEMORY_FILE, "user": USER_FILE}
+
+_COMMANDS = f"""Commands:
+- view: show the file exactly as stored. View before replace/remove, to copy text exactly.
+- append (content): add a note at the end, on its own line.
+- replace (old, new): replace text that occurs exactly once; use it to update or merge notes.
+- remove (old): delete text that occurs exactly once (a whole line goes with its line break).
+Each file is limited to {CAP} bytes; if an edit is refused for size, condense older notes first."""
+
+MEMORY_ONLY_DESCRIPTION = f"""\
 Your long-term memory: the file {MEMORY_FILE} in your home. Its text is loaded into your system \
 prompt at the start of every future session (edits show from the next session, not this one). \
 Save what will matter next time — the user's preferences, decisions, ongoing work, lessons \
 learned — as short, self-contained notes. Do not save secrets or passing small talk.
-Commands:
-- view: show the memory exactly as stored. View before replace/remove, to copy text exactly.
-- append (content): add a note at the end, on its own line.
-- replace (old, new): replace text that occurs exactly once; use it to update or merge notes.
-- remove (old): delete text that occurs exactly once (a whole line goes with its line break).
-Memory is limited to {_CAP} bytes; if an edit is refused for size, condense older notes first."""
+{_COMMANDS}"""
 
-INPUT_SCHEMA: dict[str, Any] = {
+DESCRIPTION = f"""\
+Your long-term memory: two files in your home, loaded into your system prompt at the start of \
+every future session (edits show from the next session, not this one). target "memory" \
+({MEMORY_FILE}, the default): what you have learned — decisions, ongoing work, lessons. target \
+"user" ({USER_FILE}): who the user is — name, role, preferences, how they like to work. Save what \
+will matter next time as short, self-contained notes. Do not save secrets or passing small talk.
+{_COMMANDS}"""
+
+_TARGET_PROPERTY = {
+    "type": "string",
+    "enum": list(TARGETS),
+    "description": f"Which file: memory ({MEMORY_FILE}, the default) or user ({USER_FILE}).",
+}
+
+MEMORY_ONLY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "command": {
@@ -46,7 +70,7 @@ INPUT_SCHEMA: dict[str, Any] = {
         "content": {"type": "string", "description": "append: the note to add."},
         "old": {
             "type": "string",
-            "description": "replace/remove: text copied exactly from memory; it must occur exactly once.",
+            "description": "replace/remove: text copied exactly from the file; it must occur exactly once.",
         },
         "new": {"type": "string", "description": "replace: the text to put in place of old."},
     },
@@ -54,7 +78,10 @@ INPUT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-#: The fields each command takes, in the order they are checked.
+INPUT_SCHEMA: dict[str, Any] = copy.deepcopy(MEMORY_ONLY_SCHEMA)
+INPUT_SCHEMA["properties"]["target"] = _TARGET_PROPERTY
+
+#: The fields each command takes, in the order they are checked (``target`` goes with any).
 _FIELDS: dict[str, tuple[str, ...]] = {
     "view": (),
     "append": ("content",),
@@ -63,19 +90,24 @@ _FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _check_arguments(arguments: Mapping[str, Any]) -> str | None:
+def _check_arguments(arguments: Mapping[str, Any], targets: Mapping[str, str]) -> str | None:
     """The error text for a malformed call, or ``None`` when the call is well-formed."""
     command = arguments.get("command")
     if not isinstance(command, str) or command not in _FIELDS:
         return f"error: command must be one of {', '.join(_FIELDS)} (got {command!r})."
     fields = _FIELDS[command]
     for field, value in arguments.items():
-        if field == "command" or value is None:
+        if field in ("command", "target") or value is None:
             continue  # None: some tool-calling modes send every field, unused ones as null
         if field not in INPUT_SCHEMA["properties"]:
             return f"error: unknown field {field!r}; {command} takes {_describe(fields)}."
         if field not in fields:
             return f"error: {command} takes {_describe(fields)}, not {field!r}; leave {field!r} out."
+    target = arguments.get("target")
+    if target is not None and target not in targets:
+        if target == "user":
+            return f"error: this memory tool only edits {MEMORY_FILE}; leave 'target' out."
+        return f"error: target must be one of {', '.join(map(repr, targets))} (got {target!r})."
     for field in fields:
         value = arguments.get(field)
         if not isinstance(value, str):
@@ -90,41 +122,16 @@ def _describe(fields: tuple[str, ...]) -> str:
     return " and ".join(repr(field) for field in fields) if fields else "no other fields"
 
 
-def _decode(current: bytes | None) -> tuple[str | None, str | None]:
-    """``(text, None)`` for an editable MEMORY.md (absent → ``""``), else ``(None, error text)``."""
-    if current is None:
-        return "", None
-    if len(current) > _CAP:
-        return None, (
-            f"error: {MEMORY_FILE} is already larger than the {_CAP}-byte limit (it was written "
-            "outside this tool) and cannot be edited safely; ask the user to condense it."
-        )
-    try:
-        return current.decode("utf-8"), None
-    except UnicodeDecodeError as error:
-        return None, (
-            f"error: {MEMORY_FILE} contains bytes that are not valid UTF-8 (at byte {error.start}), so it "
-            "is not edited — no text would survive intact; ask the user to fix the file."
-        )
-
-
-def _edit(command: str, text: str, arguments: Mapping[str, Any]) -> tuple[str | None, str]:
+def _edit(command: str, text: str, arguments: Mapping[str, Any], name: str) -> tuple[str | None, str]:
     """Apply one command to the text: ``(new text, reply)``, or ``(None, error text)``."""
     if command == "append":
         note = str(arguments["content"]).rstrip("\r\n")
         separator = "" if not text or text.endswith(("\n", "\r")) else "\n"
         return f"{text}{separator}{note}\n", "ok: note appended"
     old = str(arguments["old"])
-    count = text.count(old)
-    if count != 1:
-        where = "does not occur" if count == 0 else f"occurs {count} times"
-        fix = (
-            "call view and copy the text exactly"
-            if count == 0
-            else "include more of the surrounding text so it occurs exactly once"
-        )
-        return None, f"error: 'old' {where} in {MEMORY_FILE}; {fix}. Nothing was changed."
-    start = text.index(old)
+    start = find_once(text, old, name)
+    if isinstance(start, str):
+        return None, start
     end = start + len(old)
     if command == "replace":
         return text[:start] + str(arguments["new"]) + text[end:], "ok: replaced"
@@ -132,60 +139,45 @@ def _edit(command: str, text: str, arguments: Mapping[str, Any]) -> tuple[str | 
     return text[:start] + text[end + 1 if whole_line else end :], "ok: removed"
 
 
-def _plan(arguments: Mapping[str, Any]) -> Plan:
-    """The edit as a pure function of MEMORY.md's bytes; re-run as is after a write conflict."""
+def _plan(arguments: Mapping[str, Any], name: str = MEMORY_FILE) -> Plan:
+    """The edit as a pure function of the file's bytes; re-run as is after a write conflict."""
     command = str(arguments["command"])
-
-    def plan(current: bytes | None) -> Change:
-        text, problem = _decode(current)
-        if text is None:
-            return Change(None, problem or "error")
-        new_text, reply = _edit(command, text, arguments)
-        if new_text is None:
-            return Change(None, reply)
-        data = new_text.encode("utf-8")
-        if len(data) > _CAP:
-            return Change(
-                None,
-                (
-                    f"error: refused — {MEMORY_FILE} would grow to {len(data)} bytes, over its {_CAP}-byte "
-                    "limit. Condense first: merge or shorten older notes with replace, drop stale ones "
-                    "with remove, then try again with a shorter note."
-                ),
-            )
-        if current is not None and data == current:
-            return Change(None, f"{reply} (no change; {len(data)} of {_CAP} bytes used).")
-        return Change(data, f"{reply} ({len(data)} of {_CAP} bytes used).")
-
-    return plan
+    return plan_edit(name, lambda text: _edit(command, text, arguments, name))
 
 
-def _view(current: bytes | None) -> str:
-    if current is None:
-        return f"No memories yet ({MEMORY_FILE} does not exist). Use append to save a note."
-    text = current[:_CAP].decode("utf-8", errors="replace").removeprefix("\ufeff")
+def _view(current: bytes | None, name: str) -> str:
+    text = readable_text(current)
+    if text is None:
+        return f"No memories yet ({name} does not exist). Use append to save a note."
     if not text.strip():
-        return f"No memories yet ({MEMORY_FILE} is empty). Use append to save a note."
-    if len(current) > _CAP:
-        text += f"\n[…more: {MEMORY_FILE} is over the {_CAP}-byte limit]"
+        return f"No memories yet ({name} is empty). Use append to save a note."
+    if current is not None and len(current) > CAP:
+        text += f"\n[…more: {name} is over the {CAP}-byte limit]"
     return text
 
 
 class MemoryTool:
-    """The ``memory`` tool for one persona home: give ``openai_tool()`` or ``anthropic_tool()`` to
-    the model and feed each call it makes to ``tool(**arguments)``."""
+    """The ``memory`` tool for one persona home: give ``openai_tool()``, ``anthropic_tool()`` or
+    ``anthropic_memory_tool()`` to the model and feed each call it makes to ``tool(**arguments)``
+    (or ``await acall(**arguments)`` in an event loop)."""
 
     name = "memory"
-    description = DESCRIPTION
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: MemoryStore, user_store: MemoryStore | None = None) -> None:
         self.store = store
+        self.user_store = user_store
         self.location = store.location
+        #: The writable files by name; :mod:`.memory_native` shows exactly these under /memories.
+        self.stores: dict[str, MemoryStore] = {MEMORY_FILE: store}
+        if user_store is not None:
+            self.stores[USER_FILE] = user_store
+        self._targets = {target: name for target, name in TARGETS.items() if name in self.stores}
+        self.description = DESCRIPTION if user_store is not None else MEMORY_ONLY_DESCRIPTION
 
     @property
     def input_schema(self) -> dict[str, Any]:
         """JSON Schema of the arguments (a fresh copy: callers may adapt it)."""
-        return copy.deepcopy(INPUT_SCHEMA)
+        return copy.deepcopy(INPUT_SCHEMA if self.user_store is not None else MEMORY_ONLY_SCHEMA)
 
     def openai_tool(self) -> dict[str, Any]:
         """The OpenAI (Chat Completions) ``tools`` entry."""
@@ -193,24 +185,36 @@ class MemoryTool:
         return {"type": "function", "function": function}
 
     def anthropic_tool(self) -> dict[str, Any]:
-        """The Anthropic Messages ``tools`` entry."""
+        """The Anthropic Messages ``tools`` entry, as an ordinary (custom) tool."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
+    def anthropic_memory_tool(self) -> dict[str, Any]:
+        """The declaration of Anthropic's built-in memory tool; its calls run here as well."""
+        return {"type": memory_native.TOOL_TYPE, "name": self.name}
+
     def tool(self, /, **arguments: Any) -> str:
-        """Run one call as the model made it; returns the text to send back.
+        """Run one call as the model made it (either command set); returns the text to send back.
 
         Model mistakes return ``"error: …"``; storage failures raise ``PermissionError`` or
-        ``BootstrapError`` naming MEMORY.md and the location.
+        ``BootstrapError`` naming the file and the location.
         """
-        problem = _check_arguments(arguments)
+        if memory_native.is_native(arguments):
+            return memory_native.run(self.stores, arguments)
+        problem = _check_arguments(arguments, self._targets)
         if problem is not None:
             return problem
+        name = TARGETS[str(arguments.get("target") or "memory")]
+        store = self.stores[name]
         if arguments["command"] == "view":
-            return _view(self.store.read())
-        return self.store.update(_plan(arguments)).reply
+            return _view(store.read(), name)
+        return store.update(_plan(arguments, name)).reply
+
+    async def acall(self, /, **arguments: Any) -> str:
+        """:meth:`tool` for event loops: the blocking storage work runs in a worker thread."""
+        return await asyncio.to_thread(self.tool, **arguments)
 
     def __repr__(self) -> str:
-        return f"MemoryTool({self.location!r})"
+        return f"MemoryTool({self.location!r}, files={list(self.stores)})"
 
 
 def memory_tool(
@@ -218,15 +222,29 @@ def memory_tool(
     *,
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
+    user: bool = True,
+    single_writer: bool = False,
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
-    The location is resolved once, here, and the source says how MEMORY.md is written; one that
+    ``user=False`` restricts it to MEMORY.md: ``target`` leaves the schema and USER.md is never
+    written; otherwise MEMORY.md and USER.md get the same store and the same guarantees.
+
+    The location is resolved once, here, and the source says how its files are written; one that
     cannot be written fails now, not at the first write: a bundle (zip or tar, whatever its name)
     or read-only filesystem raises :class:`BootstrapError` saying why, a missing home
     :class:`FileNotFoundError`, a plain file :class:`NotADirectoryError`, an unwritable local
     folder :class:`PermissionError`, and a custom ``BootstrapSource`` without a ``writer``
     :class:`TypeError`. A layered persona writes to its top layer.
+
+    Edits are never reported "ok" if another writer could silently undo them: S3, Azure Blob and
+    GCS edits are compare-and-swaps, and before the first write per bucket and process the server
+    is checked to enforce them (a server that ignores them makes every edit raise
+    :class:`BootstrapError`); another fsspec filesystem is refused now. ``single_writer=True`` is
+    your word that only one process writes this home: writes are then plain, serialised only
+    within this process.
     """
     source = resolve(dir, storage_options=storage_options, fs=fs)
-    return MemoryTool(writer_of(source, MEMORY_FILE))
+    store = writer_of(source, MEMORY_FILE, single_writer=single_writer)
+    user_store = writer_of(source, USER_FILE, single_writer=single_writer) if user else None
+    return MemoryTool(store, user_store)

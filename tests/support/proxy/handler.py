@@ -30,6 +30,7 @@ class _Handler(_Ledger):
     """
 
     latency: float
+    drop_request_headers: frozenset[str]
     _stop_event: threading.Event
     _upstream_host: str
     _upstream_port: int
@@ -165,6 +166,7 @@ class _Handler(_Ledger):
             if k.lower() not in _HOP_BY_HOP
             and k.lower() not in connection_tokens
             and k.lower() not in ("content-length", "expect")
+            and k.lower() not in self.drop_request_headers
         ]
         send_length = (
             bool(raw.body)

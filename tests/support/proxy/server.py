@@ -45,6 +45,8 @@ class S3Proxy(_Handler):
         latency: seconds to sleep after a request has been read and before it
             is answered/forwarded (default 0).  Read per request; may be
             changed at any time.
+        drop_request_headers: lower-case names of request headers the proxy
+            does not forward (default none).
     """
 
     def __init__(self, upstream_url: str) -> None:
@@ -57,6 +59,9 @@ class S3Proxy(_Handler):
         self._upstream_host = parsed.hostname
         self._upstream_port = parsed.port or 80
         self.latency: float = 0.0
+        #: Request headers (lower-case names) not forwarded upstream — e.g. ``{"if-match",
+        #: "if-none-match"}`` turns moto into a server that ignores conditional writes.
+        self.drop_request_headers: frozenset[str] = frozenset()
 
         self._lock = threading.Lock()
         self._records: list[RequestRecord] = []

@@ -17,6 +17,7 @@ Every failure names the bundle (and the member), whatever layer it came from.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -170,7 +171,8 @@ def open_archive(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> I
     handle = fs.open(path, "rb", block_size=BUNDLE_BLOCK_SIZE, cache_type="readahead", **known)
     if hasattr(type(handle), "details"):  # fsspec's AbstractBufferedFile: reads are ranged requests
         if info is not None:
-            handle.details = dict(info)
+            with contextlib.suppress(AttributeError):  # GCSFile.details is read-only: keep its own
+                handle.details = dict(info)
         # zipfile reads the end record, the zip64 locator and the central directory backwards
         # from the end, each a readahead miss: one read of the last block serves all three.
         handle.seek(max(0, handle.size - BUNDLE_BLOCK_SIZE))

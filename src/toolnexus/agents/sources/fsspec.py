@@ -22,7 +22,7 @@ from .registry import ArchiveFile, archive_for_file, kind_by_name, not_a_folder
 if TYPE_CHECKING:
     from ..memory_store import MemoryStore
 
-__all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource"]
+__all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource", "is_empty_range_error"]
 
 #: fsspec protocols that cannot write; archive filesystems (zip, tar, …) are recognised by class too.
 READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "github", "git", "reference"})
@@ -30,12 +30,16 @@ READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "g
 
 def _means_absent_or_empty(result: BaseException) -> bool:
     """Per-name outcomes that are answers, not failures."""
-    return isinstance(result, FileNotFoundError | IsADirectoryError) or _is_empty_range_error(result)
+    return isinstance(result, FileNotFoundError | IsADirectoryError) or is_empty_range_error(result)
 
 
-def _is_empty_range_error(result: BaseException) -> bool:
-    """S3 answers a ranged GET of an empty object with 416, which s3fs raises as EINVAL."""
-    return isinstance(result, OSError) and result.errno == errno.EINVAL and "satisfiable" in str(result)
+def is_empty_range_error(result: BaseException) -> bool:
+    """A read of bytes ``[0, n)`` answered with HTTP 416: the object is empty. Each client spells
+    it its own way: s3fs raises ``OSError(EINVAL, "…not satisfiable")``; azure-storage-blob an
+    error with ``status_code`` 416 (``InvalidRange``); aiohttp (HTTP) ``status``, gcsfs ``code``."""
+    if isinstance(result, OSError) and result.errno == errno.EINVAL and "satisfiable" in str(result):
+        return True
+    return any(getattr(result, field, None) == 416 for field in ("status_code", "status", "code"))
 
 
 class FsspecSource(SourceBase):
@@ -131,7 +135,7 @@ class FsspecSource(SourceBase):
             if isinstance(result, IsADirectoryError):
                 entries[name] = Entry(None)
                 continue
-            if _is_empty_range_error(result):
+            if is_empty_range_error(result):
                 data = b""
             elif isinstance(result, BaseException):
                 raise read_error(result, self.location, name) from result

@@ -130,7 +130,7 @@ class LocalSource(SourceBase):
             raise not_a_folder(ArchiveFile(self.root, self.location))
         if not os.access(self.root, os.W_OK | os.X_OK):
             raise location_error(PermissionError, self.location, "is not writable: MEMORY.md cannot be saved")
-        return LocalStore(self.root)
+        return LocalStore(self.root, name)
 
     def _read_listed(
         self, dir_fd: int | None, listing: dict[str, os.DirEntry[str]], names: Sequence[str], limit: int

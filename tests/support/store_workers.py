@@ -1,0 +1,38 @@
+"""Writer processes for the object-store concurrency tests (spawned, so kept importable)."""
+
+from __future__ import annotations
+
+import multiprocessing
+from typing import Any
+
+__all__ = ["append_from_processes"]
+
+
+def _append_notes(location: str, options: dict[str, Any], writer: int, count: int, start: Any) -> None:
+    """Append ``count`` distinct notes once every writer is ready; any reply but "ok" fails."""
+    from toolnexus.agents import memory_tool  # noqa: PLC0415
+
+    tool = memory_tool(location, storage_options=options)
+    start.wait()
+    for index in range(count):
+        reply = tool.tool(command="append", content=f"note {writer}-{index}")
+        if not reply.startswith("ok:"):
+            raise AssertionError(reply)
+
+
+def append_from_processes(location: str, options: dict[str, Any], writers: int, count: int) -> list[int]:
+    """Run ``writers`` spawned processes appending ``count`` notes each; their exit codes."""
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(writers)
+    processes = [
+        context.Process(target=_append_notes, args=(location, options, writer, count, start))
+        for writer in range(writers)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=120)
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+    return [process.exitcode if process.exitcode is not None else -1 for process in processes]

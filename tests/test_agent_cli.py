@@ -1,0 +1,153 @@
+"""``toolnexus ask`` and ``toolnexus chat``: the installed command against loopback providers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.homes import s3_home
+from tests.support.providers import Calls, Failure, ProviderRequest, Reply, Text, provider_server, scripted
+from toolnexus.agents import compose_soul
+
+pytestmark = pytest.mark.slow  # each test starts the installed command (and the SDK) in a subprocess
+
+TOOLNEXUS = str(Path(sys.executable).parent / "toolnexus")
+
+
+def run(*argv: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    return subprocess.run(
+        [TOOLNEXUS, *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**clean, **(env or {})},
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "aster"
+    home.mkdir()
+    (home / "SOUL.md").write_text("You are Aster.", encoding="utf-8")
+    return home
+
+
+def test_ask_on_an_openai_compatible_server_without_a_key(home: Path) -> None:
+    append = {"command": "append", "content": "- lives in Hamburg"}
+    with provider_server("openai", scripted(Calls([("memory", append)]), Text("Noted."))) as server:
+        result = run(
+            "ask", str(home), "I live in Hamburg.", "--model", "llama3.2", "--base-url", server.base_url
+        )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "Noted.\n", "")
+    first = server.requests[0]
+    assert first.system == "## SOUL.md\n\nYou are Aster."
+    assert first.body["model"] == "llama3.2"
+    assert first.headers["authorization"] == "Bearer unused"
+    assert (home / "MEMORY.md").read_text() == "- lives in Hamburg\n"
+
+
+def test_ask_anthropic_takes_the_key_from_its_usual_variable(home: Path) -> None:
+    with provider_server("anthropic", scripted(Text("Hello from Claude."))) as server:
+        result = run(
+            "ask",
+            str(home),
+            "Hi",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-test",
+            "--base-url",
+            server.base_url,
+            env={"ANTHROPIC_API_KEY": "sk-ant-test"},
+        )
+    assert (result.returncode, result.stdout) == (0, "Hello from Claude.\n"), result.stderr
+    [request] = server.requests
+    # the SDK sends the key as x-api-key or as a bearer token, depending on its version
+    sent = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix(
+        "Bearer "
+    )
+    assert sent == "sk-ant-test"
+    assert request.tools == [{"type": "memory_20250818", "name": "memory"}]
+
+
+def test_chat_keeps_one_soul_per_session_and_new_recomposes(home: Path) -> None:
+    def respond(request: ProviderRequest) -> Reply:
+        said = request.last_user_text
+        if said == "I'm Mira." and not request.tool_results:
+            return Calls([("memory", {"command": "append", "target": "user", "content": "- name: Mira"})])
+        knows = "Mira" in (request.system or "")
+        return Text(f"[{said}] soul knows Mira: {knows}")
+
+    stdin = "I'm Mira.\n\nWho am I?\n/new\nWho am I?\n/exit\nnever sent\n"
+    with provider_server("openai", respond) as server:
+        result = run("chat", str(home), "--model", "m", "--base-url", server.base_url, stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "[I'm Mira.] soul knows Mira: False",
+        "[Who am I?] soul knows Mira: False",
+        "[Who am I?] soul knows Mira: True",
+    ]
+    assert "new session" in result.stderr
+    assert (home / "USER.md").read_text() == "- name: Mira\n"
+    assert server.requests[-1].system == compose_soul(home)[0]
+    assert len(server.requests) == 4
+
+
+def test_provider_errors_are_one_line_and_exit_2(home: Path) -> None:
+    with provider_server("openai", scripted(Failure(401, "Incorrect API key provided"))) as server:
+        result = run("ask", str(home), "Hi", "--model", "m", "--base-url", server.base_url)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert (
+        result.stderr
+        == f"toolnexus: error: openai at {server.base_url}: HTTP 401: Incorrect API key provided\n"
+    )
+
+
+def test_unreachable_provider_or_missing_key_is_one_line(home: Path) -> None:
+    with provider_server("anthropic", scripted()) as server:
+        url = server.base_url
+    ask = ("ask", str(home), "Hi", "--provider", "anthropic", "--model", "m", "--base-url", url)
+    for env in ({"ANTHROPIC_API_KEY": "sk-ant-test"}, {}):  # nothing listens; then no key at all
+        result = run(*ask, env=env)
+        assert result.returncode == 2
+        assert result.stderr.startswith(f"toolnexus: error: anthropic at {url}: ")
+        assert result.stderr.count("\n") == 1
+
+
+def test_max_turns_exits_1_and_a_missing_model_exits_2(home: Path) -> None:
+    with provider_server("openai", lambda request: Calls([("memory", {"command": "view"})])) as server:
+        result = run(
+            "ask", str(home), "Loop", "--model", "m", "--base-url", server.base_url, "--max-turns", "2"
+        )
+    assert result.returncode == 1
+    assert result.stderr == "toolnexus: warning: no final answer after 2 turns (--max-turns)\n"
+    assert len(server.requests) == 2
+    missing = run("ask", str(home), "Hi", env={"TOOLNEXUS_MODEL": ""})
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        "toolnexus: error: no model: pass --model NAME (or set TOOLNEXUS_MODEL)\n",
+    )
+
+
+def test_ask_a_home_on_s3_with_storage_options(new_bucket: Any, s3_options: dict[str, Any]) -> None:
+    home = s3_home(new_bucket(), s3_options)
+    options = ["-o", f"endpoint_url={s3_options['endpoint_url']}", "-o", f"key={s3_options['key']}"]
+    options += ["-o", f"secret={s3_options['secret']}", "-o", "client_kwargs.region_name=us-east-1"]
+    append = {"command": "append", "content": "- from the cloud"}
+    soul_before = compose_soul(home.location, **home.options)[0]
+    with provider_server("openai", scripted(Calls([("memory", append)]), Text("Saved."))) as server:
+        result = run(
+            "ask", home.location, "Remember.", *options, "--model", "m", "--base-url", server.base_url
+        )
+    assert (result.returncode, result.stdout) == (0, "Saved.\n"), result.stderr
+    assert server.requests[0].system == soul_before
+    assert home.memory() == b"- from the cloud\n"
