@@ -110,6 +110,7 @@ ls -A "$1"
 """
 
 
+@pytest.mark.slow
 def test_a_full_disk_names_the_bundle_and_keeps_the_old_one(home: Path, tmp_path: Path) -> None:
     disk = tmp_path / "disk"
     disk.mkdir()

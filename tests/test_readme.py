@@ -227,6 +227,7 @@ def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_command_line_transcript_prints_what_it_shows(tmp_path: Path) -> None:
     clone = tmp_path / "toolnexus"
     shutil.copytree(EXAMPLES, clone / "examples")
@@ -239,6 +240,7 @@ def test_the_command_line_transcript_prints_what_it_shows(tmp_path: Path) -> Non
         assert shell(command, clone).stdout == shown, command
 
 
+@pytest.mark.slow
 def test_the_storage_option_examples_run(tmp_path: Path, reader: Path, moto_server: MotoServer) -> None:
     """Run from a clone's root against moto; the bundle line writes the bundle the fixture also put."""
     fs = s3fs.S3FileSystem(endpoint_url=moto_server.endpoint_url, skip_instance_cache=True)
