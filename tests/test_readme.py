@@ -57,6 +57,11 @@ EXAMPLES = ROOT / "examples"
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 FENCE = re.compile(r"^(?P<indent> *)```python\n(?P<code>.*?)^(?P=indent)```", flags=re.DOTALL | re.MULTILINE)
 HEADING = re.compile(r"^#{2,3} (.+)$", flags=re.MULTILINE)
+#: The README with every fenced block blanked (offsets kept), so a "## AGENTS.md" printed in an
+#: example is not taken for a heading.
+PROSE = re.sub(
+    r"^ *```.*?^ *```", lambda m: re.sub(r"[^\n]", " ", m[0]), README, flags=re.DOTALL | re.MULTILINE
+)
 CLAIM = re.compile(r"^(?P<code>\S.*?)\s+# (?P<claim>.+)$")
 
 
@@ -69,7 +74,7 @@ def _blocks() -> list[tuple[str, str, str]]:
     """``(id, heading, code)`` for every Python block; the id names the heading, for readable reports."""
     blocks = []
     for number, fence in enumerate(FENCE.finditer(README)):
-        headings = HEADING.findall(README, 0, fence.start())
+        headings = HEADING.findall(PROSE, 0, fence.start())
         heading = headings[-1] if headings else ""
         title = re.sub(r"\W+", "-", heading or "top").strip("-").lower()
         blocks.append((f"{number}-{title}", heading, textwrap.dedent(fence["code"])))
