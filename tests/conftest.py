@@ -1,4 +1,5 @@
-"""Shared fixtures: one real S3-compatible server (moto) per test session, on 127.0.0.1."""
+"""Shared fixtures: one real S3-compatible server (moto) per test session, on 127.0.0.1; the
+``--stress`` option; and the markers applied by fixture (``s3`` for every test that uses moto)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,53 @@ settings.register_profile(
     "toolnexus", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100
 )
 settings.load_profile("toolnexus")
+
+#: Tests using one of these fixtures (directly or through another fixture) get the marker.
+MARKER_BY_FIXTURE = {"moto_server": "s3"}
+#: Fixtures that start an Azure or GCS emulator: their tests get the ``emulators`` marker.
+EMULATOR_FIXTURES = frozenset({"azurite", "azurite_server", "gcs_emulator", "gcs_server", "fake_gcs"})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--stress",
+        action="store_true",
+        default=False,
+        help="run the contention tests at their large sizes (minutes; default sizes take seconds)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark by what a test needs, so ``-m "not s3"`` works without hand-marking hundreds of tests."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        for fixture, marker in MARKER_BY_FIXTURE.items():
+            if fixture in fixtures:
+                item.add_marker(marker)
+        if fixtures & EMULATOR_FIXTURES:
+            item.add_marker("emulators")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the ``figures`` a test recorded (``record_property("figures", text)``): printing from
+    the test itself is swallowed by pytest-xdist's workers."""
+    lines = [
+        str(value)
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for name, value in getattr(report, "user_properties", ())
+        if name == "figures" and getattr(report, "when", "call") == "call"
+    ]
+    if lines:
+        terminalreporter.section("figures")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def stress(request: pytest.FixtureRequest) -> bool:
+    """Whether ``--stress`` was given: contention tests then use their large sizes."""
+    return bool(request.config.getoption("--stress"))
 
 
 @pytest.fixture(scope="session")
@@ -50,6 +98,15 @@ def new_bucket(moto_server: MotoServer) -> Callable[[], str]:
 
 
 # -- Azure (Azurite) and GCS (gcp-storage-emulator), started once per session on loopback ------
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Install Azurite (npm) before the first test if a selected test needs it and it is missing:
+    an install can take minutes on a busy machine and must not count against a test's timeout."""
+    if any("azurite" in getattr(item, "fixturenames", ()) for item in session.items):
+        from tests.support.azure import azurite_command  # noqa: PLC0415
+
+        azurite_command()
 
 
 @pytest.fixture(scope="session")

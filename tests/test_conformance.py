@@ -7,11 +7,8 @@ expected answer is the local directory's, which the spec examples and properties
 from __future__ import annotations
 
 import asyncio
-import io
-import tarfile
 import uuid
-import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,41 +19,11 @@ from hypothesis import strategies as st
 from upath import UPath
 
 from tests.support import MotoServer, put_objects
+from tests.support.files import DictSource, tar_bytes, zip_bytes
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
 
 Persona = Mapping[str, bytes]
 Location = tuple[Any, dict[str, Any]]  # (dir argument, keyword arguments for compose_soul)
-
-
-class DictSource:
-    """A user-defined BootstrapSource: proves the protocol is pluggable."""
-
-    def __init__(self, files: Persona) -> None:
-        self.files = dict(files)
-        self.location = "dict://persona"
-
-    def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
-        return {name: self.files[name][: limit + 1] for name in names if name in self.files}
-
-
-def tar_bytes(persona: Persona, folder: str, mode: str) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode=mode) as archive:
-        for name, data in persona.items():
-            info = tarfile.TarInfo(f"{folder}{name}")
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
-
-
-def zip_bytes(persona: Persona, folder: str = "") -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        if folder:  # as `zip -r aster.zip aster/` does: the folder has its own entry
-            archive.writestr(folder, b"")
-        for name, data in persona.items():
-            archive.writestr(f"{folder}{name}", data)
-    return buffer.getvalue()
 
 
 class Backends:
@@ -94,12 +61,12 @@ class Backends:
 
     def zip_folder(self, persona: Persona) -> Location:
         path = self.tmp / f"{uuid.uuid4().hex}.zip"
-        path.write_bytes(zip_bytes(persona, "aster/"))
+        path.write_bytes(zip_bytes(persona, folder="aster/", folder_entry=True))
         return str(path), {}
 
     def zip_chained(self, persona: Persona) -> Location:
         path = self.tmp / f"{uuid.uuid4().hex}.zip"
-        path.write_bytes(zip_bytes(persona, "aster/"))
+        path.write_bytes(zip_bytes(persona, folder="aster/", folder_entry=True))
         return f"zip://aster::file://{path}", {}
 
     def s3(self, persona: Persona) -> Location:
@@ -111,7 +78,9 @@ class Backends:
 
     def s3_zip(self, persona: Persona) -> Location:
         key = f"{uuid.uuid4().hex}.zip"
-        put_objects(self.moto.endpoint_url, self.bucket, {key: zip_bytes(persona, "aster/")})
+        put_objects(
+            self.moto.endpoint_url, self.bucket, {key: zip_bytes(persona, folder="aster/", folder_entry=True)}
+        )
         return f"s3://{self.bucket}/{key}", {"storage_options": self.s3_options}
 
     def s3_zip_chained(self, persona: Persona) -> Location:
@@ -157,6 +126,16 @@ def backends(
     return Backends(tmp_path_factory.mktemp("homes"), moto_server, s3_options, new_bucket())
 
 
+@pytest.fixture
+def backends_sharing_clients(backends: Backends) -> Backends:
+    """The same backends, but the S3 ones reuse one client across a property's examples
+    (fsspec's instance cache, as users get by default): creating a client per example was most of
+    the cost, and each example writes its own prefix, so nothing cached can go stale. Every other
+    test here, and every other S3 test, builds a fresh client per call."""
+    options = {**backends.s3_options, "skip_instance_cache": False}
+    return Backends(backends.tmp, backends.moto, options, backends.bucket)
+
+
 CONTENT = st.one_of(
     st.text(max_size=60).map(str.encode),
     st.binary(max_size=60),
@@ -174,8 +153,10 @@ def expected(persona: Persona) -> tuple[str, list[str]]:
 @settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(persona=PERSONAS)
 @pytest.mark.parametrize("source", SOURCES)
-def test_every_source_composes_the_same_soul(backends: Backends, source: str, persona: Persona) -> None:
-    location, kwargs = getattr(backends, source)(persona)
+def test_every_source_composes_the_same_soul(
+    backends_sharing_clients: Backends, source: str, persona: Persona
+) -> None:
+    location, kwargs = getattr(backends_sharing_clients, source)(persona)
     assert compose_soul(location, **kwargs) == expected(persona)
 
 

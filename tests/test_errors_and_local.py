@@ -18,16 +18,9 @@ import pytest
 import s3fs
 
 from tests.support import MotoServer, put_objects
+from tests.support.files import DictSource, make_home
 from toolnexus.agents import BootstrapError, compose_soul, inspect_soul
 from toolnexus.agents.sources import local as local_source
-
-
-def make_home(root: Path, files: dict[str, bytes]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    for name, data in files.items():
-        (root / name).write_bytes(data)
-    return root
-
 
 # --- the home itself -------------------------------------------------------------------------
 
@@ -96,19 +89,16 @@ def test_bundle_member_names_are_matched_literally(tmp_path: Path) -> None:
 # --- options ---------------------------------------------------------------------------------
 
 
-class TinySource:
-    location = "tiny://"
-
-    def read(self, names: Any, limit: int) -> dict[str, bytes]:
-        return {}
-
-
 @pytest.mark.parametrize(
     ("location", "kwargs", "message"),
     [
         ("/x", {"storage_options": {"a": 1}, "fs": fsspec.filesystem("memory")}, "not both"),
-        (TinySource(), {"storage_options": {"a": 1}}, "cannot apply to a BootstrapSource"),
-        (TinySource(), {"follow_external_symlinks": True}, "cannot apply to a BootstrapSource"),
+        (DictSource(location="tiny://"), {"storage_options": {"a": 1}}, "cannot apply to a BootstrapSource"),
+        (
+            DictSource(location="tiny://"),
+            {"follow_external_symlinks": True},
+            "cannot apply to a BootstrapSource",
+        ),
         ("relative/home", {"storage_options": {"a": 1}}, "cannot apply to the local path"),
         (42, {}, "expected a path, an fsspec URL, a UPath or a BootstrapSource, not int"),
         ("zip://a::memory://b.zip", {"storage_options": {"zip": {"x": 1}}}, "zip:// hop takes no storage"),

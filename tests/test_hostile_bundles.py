@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.files import zip_bytes
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, BootstrapError, compose_soul
 from toolnexus.agents.sources import BundleSource
 
@@ -26,14 +27,6 @@ EXPECTED = (
     "## AGENTS.md\n\nBe brief.\n\n## SOUL.md\n\nYou are Aster.\n\n## USER.md\n\nMira",
     ["AGENTS.md", "SOUL.md", "USER.md"],
 )
-
-
-def zip_bytes(files: dict[str, bytes], *, folder: str = "", compression: int = zipfile.ZIP_DEFLATED) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
-        for name, data in files.items():
-            archive.writestr(folder + name, data)
-    return buffer.getvalue()
 
 
 def write(tmp_path: Path, data: bytes, name: str = "aster.zip") -> Path:
@@ -184,21 +177,25 @@ def test_a_refused_member_outside_the_home_does_not_matter(tmp_path: Path) -> No
 
 # --- zip bombs --------------------------------------------------------------------------------
 
-BOMB_SIZE = 512 * 1024 * 1024
+#: 32 times the 2 MiB cap: inflating the member whole would show in both checks below (peak memory,
+#: bytes inflated) as surely as 512 MiB would, at an eighth of the cost to build. ``--stress``
+#: builds the 512 MiB one.
+BOMB_SIZE, STRESS_BOMB_SIZE = 64 * 1024 * 1024, 512 * 1024 * 1024
 
 
 @pytest.fixture(scope="module")
-def bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """SOUL.md inflating to 512 MiB of zeros (~0.5 MiB on disk), written in 1 MiB chunks."""
+def bomb(tmp_path_factory: pytest.TempPathFactory, stress: bool) -> Path:
+    """SOUL.md inflating to 64 MiB (512 MiB with --stress) of zeros, written in 1 MiB chunks."""
+    size = STRESS_BOMB_SIZE if stress else BOMB_SIZE
     path = tmp_path_factory.mktemp("bomb") / "bomb.zip"
     chunk = bytes(1024 * 1024)
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         archive.writestr("AGENTS.md", b"Be brief.")
         info = zipfile.ZipInfo("SOUL.md")
         info.compress_type = zipfile.ZIP_DEFLATED
-        info.file_size = BOMB_SIZE
+        info.file_size = size
         with archive.open(info, "w") as member:
-            for _ in range(BOMB_SIZE // len(chunk)):
+            for _ in range(size // len(chunk)):
                 member.write(chunk)
     assert path.stat().st_size < 4 * 1024 * 1024
     return path
@@ -213,7 +210,7 @@ def test_zip_bomb_inflates_at_most_the_cap_with_bounded_memory(bomb: Path) -> No
         tracemalloc.stop()
     assert found == ["AGENTS.md", "SOUL.md"]
     assert soul == "## AGENTS.md\n\nBe brief.\n\n## SOUL.md\n\n" + "\0" * MAX_BOOTSTRAP_FILE_BYTES + NOTICE
-    # The soul itself is ~2 MiB of text (plus one byte array while composing); 512 MiB never are.
+    # The soul itself is ~2 MiB of text (plus one byte array while composing); the bomb never is.
     assert peak < 24 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
 
 

@@ -18,18 +18,12 @@ from typing import Any
 
 import pytest
 
+from tests.support.files import make_home
 from toolnexus.agents import BootstrapError, compose_soul, inspect_soul
 from toolnexus.agents.sources import local as local_source
 
 SECRET = b"-----BEGIN PRIVATE KEY----- do not leak"
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-
-
-def make_home(root: Path, files: dict[str, bytes]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    for name, data in files.items():
-        (root / name).write_bytes(data)
-    return root
 
 
 @pytest.fixture

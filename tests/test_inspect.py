@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import logging
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ import fsspec
 import pytest
 
 from tests.support import MotoServer, put_objects
+from tests.support.files import zip_bytes
 from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, compose_soul, inspect_soul
 
 SIZE = MAX_BOOTSTRAP_FILE_BYTES + 1234
@@ -35,16 +34,8 @@ def memory_home(**_: Any) -> tuple[Any, dict[str, Any]]:
     return "/aster", {"fs": memory}
 
 
-def zip_bytes() -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in FILES.items():
-            archive.writestr(f"aster/{name}", data)
-    return buffer.getvalue()
-
-
 def bundle_home(tmp_path: Path, **_: Any) -> tuple[Any, dict[str, Any]]:
-    (tmp_path / "aster.zip").write_bytes(zip_bytes())
+    (tmp_path / "aster.zip").write_bytes(zip_bytes(FILES, folder="aster/"))
     return tmp_path / "aster.zip", {}
 
 
@@ -56,7 +47,7 @@ def s3_home(moto: MotoServer, bucket: str, options: dict[str, Any], **_: Any) ->
 def s3_bundle_home(
     moto: MotoServer, bucket: str, options: dict[str, Any], **_: Any
 ) -> tuple[Any, dict[str, Any]]:
-    put_objects(moto.endpoint_url, bucket, {"aster.zip": zip_bytes()})
+    put_objects(moto.endpoint_url, bucket, {"aster.zip": zip_bytes(FILES, folder="aster/")})
     return f"s3://{bucket}/aster.zip", {"storage_options": options}
 
 

@@ -250,13 +250,14 @@ def test_three_s3_layers_are_read_in_one_round_trip(
         compose_soul(locations, storage_options=options)
         asyncio.run(compose_soul_async(locations, storage_options=options))
         proxy.reset()
-        proxy.latency = 0.2
-        _, found = compose_soul(locations, storage_options=options)
+        with proxy.gathering(21):  # held in the proxy until all 21 are in flight (if they ever are)
+            _, found = compose_soul(locations, storage_options=options)
         assert found == list(BOOTSTRAP_ORDER)
         assert proxy.count("GET") == proxy.count() == 21
         assert proxy.peak_in_flight == 21  # every read in flight at once: one round trip
         proxy.reset()
-        asyncio.run(compose_soul_async(locations, storage_options=options))
+        with proxy.gathering(21):
+            asyncio.run(compose_soul_async(locations, storage_options=options))
         assert proxy.count() == proxy.peak_in_flight == 21
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import fsspec
 import pytest
 
+from tests.support.files import DictSource
 from tests.support.homes import OTHER_FILES, Home, make_home
 from toolnexus import agents
 from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, BootstrapError, MemoryTool, memory_tool
@@ -257,12 +258,6 @@ def test_missing_home_plain_file_and_custom_source(
     (tmp_path / "notes.txt").write_text("hi")
     with pytest.raises(NotADirectoryError, match="is a file, not a persona folder"):
         memory_tool(tmp_path / "notes.txt")
-
-    class DictSource:
-        location = "dict://aster"
-
-        def read(self, names: Sequence[str], limit: int) -> dict[str, bytes]:
-            return {}
 
     with pytest.raises(TypeError, match="not a DictSource, which can only be read"):
         memory_tool(DictSource())

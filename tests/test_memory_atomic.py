@@ -86,9 +86,10 @@ def test_writer_holds_the_lock_across_read_and_write(request: pytest.FixtureRequ
     local = make_home(backend, request)
     local.put("MEMORY.md", OLD)
     first, second = local.tool(), local.tool()
-    second_done = threading.Event()
+    second_started, second_done = threading.Event(), threading.Event()
 
     def second_append() -> None:
+        second_started.set()
         second.tool(command="append", content="- from the second writer")
         second_done.set()
 
@@ -96,11 +97,14 @@ def test_writer_holds_the_lock_across_read_and_write(request: pytest.FixtureRequ
 
     def slow_plan(current: bytes | None) -> Change:
         threading.Thread(target=second_append).start()
+        # The window opens once the second writer is running (however loaded the machine), and
+        # it can only miss a bug, never fail a correct lock: a lock holds however long we wait.
+        assert second_started.wait(60)
         assert not second_done.wait(0.5), "second writer got in between the first one's read and write"
         return plan(current)
 
     first.store.update(slow_plan)
-    assert second_done.wait(10)
+    assert second_done.wait(60)  # a hang guard
     assert local.memory() == OLD + b"- from the first writer\n- from the second writer\n"
 
 

@@ -16,10 +16,10 @@ S3: through the AWS configuration files. For each block the test points ``AWS_CO
 ``AWS_SHARED_CREDENTIALS_FILE`` at files whose ``default`` and ``prod`` profiles name moto's
 endpoint (botocore honours ``endpoint_url`` in a profile), hides every other ``AWS_*`` variable,
 and has put into ``my-bucket`` what the README names: ``personas/{aster,basil,cedar}/`` (copies of
-``examples/aster``), ``bundles/aster.zip`` (``write_bundle``'s flat form) and
-``bundles/aster-folder.zip`` (the single-folder form); and into ``acme-personas`` the layered fleet:
-``team-base/`` (AGENTS.md, TOOLS.md) and ``agents/{aster,brio}/`` (SOUL.md, IDENTITY.md, MEMORY.md).
-s3fs's instance cache is cleared after each block, so no filesystem bound to those settings outlives it.
+``examples/aster``), ``team-base/`` and ``agents/{aster,brio}/`` (its files split into layers),
+``bundles/aster.zip`` (``write_bundle``'s flat form) and
+``bundles/aster-folder.zip`` (the single-folder form). s3fs's instance cache is cleared after each
+block, so no filesystem bound to those settings outlives it.
 
 The Command line section's transcript is replayed too: each ``$ COMMAND`` runs in bash, in a
 scratch "clone" (a copy of ``examples/``, since the transcript touches it), with the installed
@@ -131,19 +131,16 @@ def aws_config(moto_server: MotoServer, tmp_path_factory: pytest.TempPathFactory
         for name, data in persona.items()
     }
     objects["bundles/aster.zip"] = bundle_bytes(persona)
+    # Layered personas: a team base and two agents' own layers on top of it.
+    objects |= {f"team-base/{name}": persona[name] for name in ("AGENTS.md", "TOOLS.md")}
+    own = ("SOUL.md", "IDENTITY.md", "MEMORY.md")
+    objects |= {f"agents/{who}/{name}": persona[name] for who in ("aster", "brio") for name in own}
     scratch = tmp_path_factory.mktemp("readme-aws")
     folder_zip = shutil.make_archive(
         str(scratch / "aster-folder"), "zip", root_dir=EXAMPLES, base_dir="aster"
     )
     objects["bundles/aster-folder.zip"] = Path(folder_zip).read_bytes()
     put_objects(endpoint, "my-bucket", objects)
-    make_bucket(endpoint, "acme-personas")
-    layered = {f"team-base/{name}": persona[name] for name in ("AGENTS.md", "TOOLS.md")}
-    for agent in ("aster", "brio"):
-        layered.update(
-            {f"agents/{agent}/{name}": persona[name] for name in ("SOUL.md", "IDENTITY.md", "MEMORY.md")}
-        )
-    put_objects(endpoint, "acme-personas", layered)
     # `-o s3.anon=true` in the Command line section reads this bundle anonymously, as from a public bucket.
     s3fs.S3FileSystem(endpoint_url=endpoint, skip_instance_cache=True).chmod(
         "my-bucket/bundles/aster-folder.zip", acl="public-read"

@@ -130,3 +130,12 @@ def test_sources_say_how_they_are_written(tmp_path: Path) -> None:
         BundleSource.from_file(str(tmp_path / "aster.zip")).writer()
     with pytest.raises(BootstrapError, match="read-only HTTPFileSystem"):
         resolve("http://127.0.0.1:9/aster").writer()  # type: ignore[attr-defined]
+
+
+def test_a_local_writer_writes_the_name_it_is_given(tmp_path: Path) -> None:
+    from toolnexus.agents.memory_store import Change  # noqa: PLC0415
+
+    store = LocalSource(tmp_path).writer("USER.md")
+    store.update(lambda current: Change(b"Mira\n", "ok"))
+    assert (tmp_path / "USER.md").read_bytes() == b"Mira\n"
+    assert not (tmp_path / "MEMORY.md").exists()

@@ -18,7 +18,7 @@ import fsspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.support.store_workers import append_from_processes
+from tests.support.store_workers import append_from_processes, report_figure
 from tests.test_conformance import PERSONAS, Persona, expected, zip_bytes
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.agents.sources import FsspecSource
@@ -50,7 +50,7 @@ class Store:
 
     def bundle(self, persona: Persona, folder: str = "aster/") -> str:
         key = f"{uuid.uuid4().hex}.zip"
-        self.fs.pipe_file(f"{self.bucket}/{key}", zip_bytes(persona, folder))
+        self.fs.pipe_file(f"{self.bucket}/{key}", zip_bytes(persona, folder=folder))
         return self.url(key)
 
     def get(self, url: str) -> bytes:
@@ -143,13 +143,14 @@ def test_gcs_emulator_ignores_generation_preconditions(request: pytest.FixtureRe
     assert store.get(f"{home}/MEMORY.md") == b"overwritten by a stale generation\n"
 
 
-def test_gcs_emulator_makes_the_memory_tool_refuse(request: pytest.FixtureRequest, capsys: Any) -> None:
+def test_gcs_emulator_makes_the_memory_tool_refuse(
+    request: pytest.FixtureRequest, capsys: Any, record_property: Any
+) -> None:
     store = _store(request, "gcs-emulator")
     home = store.home({"SOUL.md": b"x"})
     with pytest.raises(BootstrapError) as raised:
         memory_tool(home, storage_options=store.options).tool(command="append", content="- lost?")
-    with capsys.disabled():
-        print(f"\n[stores] gcp-storage-emulator refusal: {raised.value}")
+    report_figure(record_property, capsys, f"gcp-storage-emulator refusal: {raised.value}")
     assert str(raised.value) == (
         f"cannot write MEMORY.md in {home} safely: the server does not enforce conditional writes "
         "(it let ifGenerationMatch=0 overwrite an existing object), so an edit could be silently "
@@ -163,15 +164,20 @@ def test_gcs_emulator_makes_the_memory_tool_refuse(request: pytest.FixtureReques
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["azure", "gcs"])
-def test_four_processes_lose_no_note(request: pytest.FixtureRequest, backend: str, capsys: Any) -> None:
+def test_four_processes_lose_no_note(
+    request: pytest.FixtureRequest, backend: str, capsys: Any, record_property: Any
+) -> None:
     store = _store(request, backend)
     home = store.home({"SOUL.md": b"x"})
     assert append_from_processes(home, store.options, writers=4, count=25) == [0, 0, 0, 0]
     notes = store.get(f"{home}/MEMORY.md").decode().splitlines()
     duplicated = sum(1 for n in collections.Counter(notes).values() if n > 1)
-    with capsys.disabled():
-        print(f"\n[stores] {backend} ({SERVERS[backend][1]}), 4 processes x 25 appends: expected 100, "
-              f"found {len(notes)}, duplicated {duplicated}")  # fmt: skip
+    report_figure(
+        record_property,
+        capsys,
+        f"{backend} ({SERVERS[backend][1]}), 4 processes x 25 appends: expected 100, "
+        f"found {len(notes)}, duplicated {duplicated}",
+    )
     assert sorted(notes) == sorted(f"note {w}-{i}" for w in range(4) for i in range(25))
 
 

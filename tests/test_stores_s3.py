@@ -15,7 +15,7 @@ import pytest
 
 from tests.support import MotoServer, S3Proxy, s3_storage_options
 from tests.support.homes import Home, s3_home
-from tests.support.store_workers import append_from_processes
+from tests.support.store_workers import append_from_processes, report_figure
 from tests.test_memory_concurrency import linearizable_moto  # noqa: F401  (a fixture)
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.agents.errors import read_error
@@ -54,23 +54,26 @@ def _notes(home: Home) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("linearizable_moto")
-def test_four_processes_lose_no_note_on_moto(request: pytest.FixtureRequest, capsys: Any) -> None:
+def test_four_processes_lose_no_note_on_moto(
+    request: pytest.FixtureRequest, capsys: Any, record_property: Any
+) -> None:
     home = s3_home(request.getfixturevalue("new_bucket")(), request.getfixturevalue("s3_options"))
     options = home.options["storage_options"]
     assert append_from_processes(home.location, options, writers=4, count=25) == [0, 0, 0, 0]
     notes = _notes(home)
     duplicated = sum(1 for n in collections.Counter(notes).values() if n > 1)
-    with capsys.disabled():
-        print(f"\n[stores] S3 (moto), 4 processes x 25 appends: expected 100, found {len(notes)}, "
-              f"duplicated {duplicated}")  # fmt: skip
+    report_figure(
+        record_property,
+        capsys,
+        f"S3 (moto), 4 processes x 25 appends: expected 100, found {len(notes)}, duplicated {duplicated}",
+    )
     assert sorted(notes) == sorted(f"note {w}-{i}" for w in range(4) for i in range(25))
 
 
-def test_a_server_ignoring_conditions_is_refused(ignoring: Home, capsys: Any) -> None:
+def test_a_server_ignoring_conditions_is_refused(ignoring: Home, capsys: Any, record_property: Any) -> None:
     with pytest.raises(BootstrapError) as raised:
         ignoring.tool().tool(command="append", content="- would be lost")
-    with capsys.disabled():
-        print(f"\n[stores] S3 server ignoring conditions: {raised.value}")
+    report_figure(record_property, capsys, f"S3 server ignoring conditions: {raised.value}")
     assert str(raised.value) == REFUSAL.format(home=ignoring.location)
     assert ignoring.memory() is None
     assert not [n for n in ignoring.listing() if n.startswith(".toolnexus-probe")], "probe left behind"

@@ -8,6 +8,7 @@ a throwaway workspace, and waits for the line announcing the port (no sleeping).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import queue
 import re
@@ -34,22 +35,29 @@ _LISTENING = re.compile(r"listens on http://127\.0\.0\.1:(\d+)")
 
 
 def azurite_command() -> str:
-    """The ``azurite-blob`` executable, installed with npm into ``.ci/node`` if it is nowhere."""
+    """The ``azurite-blob`` executable, installed with npm into ``.ci/node`` if it is nowhere.
+
+    Concurrent callers (pytest-xdist workers) take turns on a lock file, so one installs and the
+    others find it installed.
+    """
     local = _NODE_PREFIX / "node_modules" / ".bin" / "azurite-blob"
-    if local.exists():
-        return str(local)
     found = shutil.which("azurite-blob")
-    if found:
+    if found and not local.exists():
         return found
-    npm = shutil.which("npm")
-    if npm is None:
-        raise RuntimeError("Azurite is needed for the Azure tests and npm (Node.js) is not installed")
-    subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(_NODE_PREFIX), "azurite"],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        timeout=600,
-    )
+    _NODE_PREFIX.mkdir(parents=True, exist_ok=True)
+    with open(_NODE_PREFIX / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if local.exists():
+            return str(local)
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RuntimeError("Azurite is needed for the Azure tests and npm (Node.js) is not installed")
+        subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(_NODE_PREFIX), "azurite"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            timeout=900,
+        )
     return str(local)
 
 

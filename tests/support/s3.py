@@ -19,6 +19,8 @@ Notes on moto behaviour that matter to users of these helpers:
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import os
 import urllib.request
@@ -147,18 +149,27 @@ def s3_storage_options(endpoint_url: str, **extra: Any) -> dict[str, Any]:
     (``http://host:port/bucket/key``), which is what moto and
     :class:`tests.support.proxy.S3Proxy` expect.  ``extra`` is merged last and
     may override any key (e.g. ``config_kwargs``, ``skip_instance_cache``).
+
+    ``verify=False``: the endpoint is plain http on loopback, so no certificate is ever checked,
+    but aiobotocore would still load the CA bundle for every new client (about half the CPU of
+    creating one, and the tests create thousands).
     """
     return {
         "endpoint_url": endpoint_url,
         "key": DUMMY_KEY,
         "secret": DUMMY_SECRET,
-        "client_kwargs": {"region_name": DEFAULT_REGION},
+        "client_kwargs": {"region_name": DEFAULT_REGION, "verify": False},
         **extra,
     }
 
 
+@functools.cache
 def _client(endpoint_url: str) -> Any:
-    """A synchronous S3 client (boto3 if importable, else plain botocore)."""
+    """A synchronous S3 client (boto3 if importable, else plain botocore), one per endpoint.
+
+    Shared because creating one costs far more than the few requests a test makes with it
+    (botocore clients are thread-safe); moto closes every connection anyway, so none is held.
+    """
     config = Config(
         retries={"max_attempts": 3, "mode": "standard"},
         s3={"addressing_style": "path"},
@@ -178,19 +189,12 @@ def _client(endpoint_url: str) -> Any:
 def make_bucket(endpoint_url: str, name: str) -> None:
     """Create bucket ``name``; a bucket that already exists is not an error."""
     client = _client(endpoint_url)
-    try:
+    with contextlib.suppress(client.exceptions.BucketAlreadyOwnedByYou):
         client.create_bucket(Bucket=name)
-    except client.exceptions.BucketAlreadyOwnedByYou:
-        pass
-    finally:
-        client.close()
 
 
 def put_objects(endpoint_url: str, bucket: str, objects: Mapping[str, bytes]) -> None:
     """Upload ``{key: data}`` into ``bucket`` (which must exist)."""
     client = _client(endpoint_url)
-    try:
-        for key, data in objects.items():
-            client.put_object(Bucket=bucket, Key=key, Body=data)
-    finally:
-        client.close()
+    for key, data in objects.items():
+        client.put_object(Bucket=bucket, Key=key, Body=data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 from typing import Any
 
-__all__ = ["append_from_processes"]
+__all__ = ["append_from_processes", "report_figure"]
 
 
 def _append_notes(location: str, options: dict[str, Any], writer: int, count: int, start: Any) -> None:
@@ -36,3 +36,11 @@ def append_from_processes(location: str, options: dict[str, Any], writers: int, 
             process.kill()
             process.join()
     return [process.exitcode if process.exitcode is not None else -1 for process in processes]
+
+
+def report_figure(record_property: Any, capsys: Any, text: str) -> None:
+    """Show a measured figure: printed in a plain run, and recorded as the test's ``figures``
+    property, which survives pytest-xdist (whose workers swallow prints)."""
+    record_property("figures", f"[stores] {text}")
+    with capsys.disabled():
+        print(f"\n[stores] {text}")

@@ -7,7 +7,10 @@ It exists to *observe* and *perturb* the traffic of the code under test:
 * inject latency (:attr:`S3Proxy.latency`, applied to every request, with
   concurrent requests sleeping concurrently);
 * inject faults (:meth:`S3Proxy.add_fault` with :class:`Status`,
-  :class:`Reset`, :class:`TruncateBody`, :class:`Stall` or :class:`Delay`).
+  :class:`Reset`, :class:`TruncateBody`, :class:`Stall`, :class:`Delay` or
+  :class:`Hold`);
+* let tests wait on what happens (:meth:`S3Proxy.wait_until`) instead of
+  sleeping.
 
 The proxy is a reverse proxy: point the client's ``endpoint_url`` at
 :attr:`S3Proxy.endpoint_url`.  Requests are forwarded unchanged (same method,
@@ -34,6 +37,7 @@ from tests.support.proxy.actions import (
     Delay,
     FaultAction,
     FaultRule,
+    Hold,
     Reset,
     Stall,
     Status,
@@ -51,6 +55,7 @@ __all__ = [
     "Delay",
     "FaultAction",
     "FaultRule",
+    "Hold",
     "ProxyRequest",
     "RequestRecord",
     "Reset",

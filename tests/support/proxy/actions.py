@@ -160,6 +160,20 @@ class Delay(FaultAction):
             raise ValueError("seconds must be >= 0")
 
 
+@dataclass(frozen=True, eq=False)
+class Hold(FaultAction):
+    """Hold the request until ``release`` is set, then answer with ``then`` (or forward it).
+
+    Lets a test get many requests in flight at once and release them together, instead of
+    hoping they overlap within some latency. ``timeout`` only bounds a hang (the test forgot
+    to release): the request then goes on as if released.
+    """
+
+    release: threading.Event
+    then: Status | None = None
+    timeout: float = 60.0
+
+
 Matcher = Callable[[ProxyRequest], bool]
 
 

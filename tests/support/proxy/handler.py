@@ -8,7 +8,16 @@ import urllib.parse
 from http import HTTPStatus
 from typing import Final
 
-from tests.support.proxy.actions import Delay, FaultAction, Reset, Stall, Status, TruncateBody, s3_error_body
+from tests.support.proxy.actions import (
+    Delay,
+    FaultAction,
+    Hold,
+    Reset,
+    Stall,
+    Status,
+    TruncateBody,
+    s3_error_body,
+)
 from tests.support.proxy.ledger import _Ledger
 from tests.support.proxy.records import ProxyRequest, RequestRecord
 from tests.support.proxy.wire import (
@@ -77,6 +86,11 @@ class _Handler(_Ledger):
             return False, False
 
         action = self._pick_fault(request)
+        if isinstance(action, Hold):
+            action.release.wait(action.timeout)
+            if self._stop_event.is_set():
+                return False, False
+            action = action.then
         keep_alive = raw.keep_alive
         head_only = raw.method == "HEAD"
 

@@ -63,7 +63,7 @@ class S3Proxy(_Handler):
         #: "if-none-match"}`` turns moto into a server that ignores conditional writes.
         self.drop_request_headers: frozenset[str] = frozenset()
 
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()  # reentrant: wait_until's predicates read the proxy
         self._records: list[RequestRecord] = []
         self._bytes_sent = 0
         self._faults: list[FaultRule] = []
@@ -178,6 +178,7 @@ class S3Proxy(_Handler):
                     return
                 self._connections[conn.id] = conn
                 self._threads.add(thread)
+                self._lock.notify_all()
             thread.start()
 
     def _serve_connection(self, conn: _Connection) -> None:
@@ -195,11 +196,13 @@ class S3Proxy(_Handler):
                 with self._lock:
                     self._in_flight += 1
                     self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
+                    self._lock.notify_all()
                 try:
                     keep_going, abort = self._handle(conn, raw)
                 finally:
                     with self._lock:
                         self._in_flight -= 1
+                        self._lock.notify_all()
                 if not keep_going:
                     break
         except _DISCONNECT_ERRORS:
@@ -216,3 +219,4 @@ class S3Proxy(_Handler):
             with self._lock:
                 self._connections.pop(conn.id, None)
                 self._threads.discard(threading.current_thread())
+                self._lock.notify_all()

@@ -129,7 +129,7 @@ class LocalSource(SourceBase):
             self._require_regular_file()
             raise not_a_folder(ArchiveFile(self.root, self.location))
         if not os.access(self.root, os.W_OK | os.X_OK):
-            raise location_error(PermissionError, self.location, "is not writable: MEMORY.md cannot be saved")
+            raise location_error(PermissionError, self.location, f"is not writable: {name} cannot be saved")
         return LocalStore(self.root, name)
 
     def _read_listed(

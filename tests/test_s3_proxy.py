@@ -13,7 +13,7 @@ import http.client
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
@@ -23,6 +23,7 @@ import s3fs
 
 from tests.support import (
     FaultAction,
+    Hold,
     MotoServer,
     Reset,
     S3Proxy,
@@ -82,13 +83,6 @@ def raw_get(proxy: S3Proxy, path: str) -> tuple[int, bytes]:
         return response.status, response.read()
     finally:
         conn.close()
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 5) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 # -- forwarding and recording --------------------------------------------------
@@ -173,11 +167,11 @@ def test_latency_is_applied_concurrently(proxy: S3Proxy, bucket: str) -> None:
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 def test_hundreds_of_concurrent_connections(proxy: S3Proxy) -> None:
-    """400 connections sleep their latency together (answered by the proxy
-    itself, so moto's own throughput does not enter the measurement)."""
+    """400 connections have a request in flight at the same time: each is held in the proxy until
+    all 400 are (then answered by the proxy itself, so moto's throughput does not enter)."""
     n = 400
-    proxy.latency = 0.5
-    proxy.add_fault(None, Status(404))
+    release = threading.Event()
+    proxy.add_fault(None, Hold(release, then=Status(404)))
     barrier = threading.Barrier(n)
     statuses: list[int] = []
     lock = threading.Lock()
@@ -197,17 +191,17 @@ def test_hundreds_of_concurrent_connections(proxy: S3Proxy) -> None:
             conn.close()
 
     threads = [threading.Thread(target=client) for _ in range(n)]
-    started = time.perf_counter()
     for thread in threads:
         thread.start()
+    try:
+        proxy.wait_until(lambda: proxy.in_flight == n)  # every connection's first request, at once
+    finally:
+        release.set()
     for thread in threads:
-        thread.join(30)
-    elapsed = time.perf_counter() - started
+        thread.join(60)
     assert statuses == [404] * (2 * n)
-    # Overlap, not wall-clock: on a loaded machine a few threads may start late, so allow slack.
-    assert proxy.peak_in_flight >= n * 0.9
+    assert proxy.peak_in_flight == n
     assert len({r.connection_id for r in proxy.requests}) == n
-    assert elapsed < 60  # a hang guard only: serially the 800 requests would take 400 s
 
 
 # -- faults -----------------------------------------------------------------------
@@ -321,8 +315,9 @@ def test_client_disconnects_do_not_hurt_the_proxy(proxy: S3Proxy, bucket: str) -
     proxy.latency = 0.2
     with socket.create_connection(("127.0.0.1", port)) as sock:  # leaves mid-latency
         sock.sendall(f"GET /{bucket}/data.bin HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-        wait_for(lambda: proxy.peak_in_flight == 1)
-    time.sleep(0.3)  # the proxy answers into a closed socket
+        proxy.wait_until(lambda: proxy.peak_in_flight == 1)
+    # The proxy answers into the closed socket (and logs it); incomplete requests never get in flight.
+    proxy.wait_until(lambda: proxy.count() >= 1 and proxy.in_flight == 0)
     proxy.latency = 0
     assert proxy.count() == 1  # only the complete request was handled
     assert raw_get(proxy, f"/{bucket}/data.bin") == (200, DATA)
@@ -334,10 +329,10 @@ def test_stop_is_prompt_with_idle_and_stalled_connections(moto_server: MotoServe
     proxy.add_fault(None, Stall(30))
     stalled = socket.create_connection(("127.0.0.1", proxy.port))
     stalled.sendall(f"GET /{bucket}/data.bin HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-    wait_for(lambda: proxy.count() == 1)
+    proxy.wait_until(lambda: proxy.count() == 1)  # the stall has started
     started = time.perf_counter()
     proxy.stop()
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < 15  # a hang guard: waiting out the stall would take 30 s
     assert proxy.open_connections == 0
     for sock in [*idle, stalled]:
         assert sock.recv(10) == b""  # closed by the proxy
