@@ -1,12 +1,12 @@
 """``write_bundle``'s answer (names in BOOTSTRAP_ORDER) and its failed writes (issue 13).
 
 A full disk is produced for real, never faked: the ``toolnexus`` command runs inside a private
-mount namespace (``unshare --user --map-root-user --mount``, no root needed where unprivileged
-user namespaces are allowed, which they are on stock Linux and GitHub's runners) on a 64 KiB tmpfs
-filled to the last byte, so the kernel answers ENOSPC. Where namespaces are not allowed (some
-containers) that test is skipped, and the RLIMIT_FSIZE test still proves the same error path:
-``setrlimit`` caps the size of any file the process writes, for root too, and with SIGXFSZ ignored
-the kernel fails the write with EFBIG instead of killing the process.
+mount namespace (``unshare --user --map-root-user --mount``, which needs no root where unprivileged
+user namespaces are allowed: checked here as root and as uid 65534) on a 64 KiB tmpfs filled to
+the last byte, so the kernel answers ENOSPC. Where namespaces are not allowed (some containers;
+Ubuntu 24.04's AppArmor default) that test is skipped, saying so, and the RLIMIT_FSIZE tests still
+prove the same error path everywhere: ``setrlimit`` caps the size of any file the process writes,
+for root too, and with SIGXFSZ ignored the kernel fails the write with EFBIG instead of killing it.
 """
 
 from __future__ import annotations
@@ -110,6 +110,7 @@ ls -A "$1"
 """
 
 
+@pytest.mark.slow
 def test_a_full_disk_names_the_bundle_and_keeps_the_old_one(home: Path, tmp_path: Path) -> None:
     disk = tmp_path / "disk"
     disk.mkdir()

@@ -57,20 +57,33 @@ EXAMPLES = ROOT / "examples"
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 FENCE = re.compile(r"^(?P<indent> *)```python\n(?P<code>.*?)^(?P=indent)```", flags=re.DOTALL | re.MULTILINE)
 HEADING = re.compile(r"^#{2,3} (.+)$", flags=re.MULTILINE)
+#: The README with every fenced block blanked (offsets kept), so a "## AGENTS.md" printed in an
+#: example is not taken for a heading.
+PROSE = re.sub(
+    r"^ *```.*?^ *```", lambda m: re.sub(r"[^\n]", " ", m[0]), README, flags=re.DOTALL | re.MULTILINE
+)
 CLAIM = re.compile(r"^(?P<code>\S.*?)\s+# (?P<claim>.+)$")
 
 
-def _blocks() -> list[tuple[str, str]]:
-    """``(id, code)`` for every Python block; the id is the heading above it, for readable reports."""
+#: Sections whose examples need more than storage (a model server) and run in their own test,
+#: against loopback servers; here they are only compiled. Heading -> the test file that runs them.
+RUN_ELSEWHERE = {"Running a persona": "tests/test_agent_readme.py"}
+
+
+def _blocks() -> list[tuple[str, str, str]]:
+    """``(id, heading, code)`` for every Python block; the id names the heading, for readable reports."""
     blocks = []
     for number, fence in enumerate(FENCE.finditer(README)):
-        headings = HEADING.findall(README, 0, fence.start())
-        title = re.sub(r"\W+", "-", headings[-1] if headings else "top").strip("-").lower()
-        blocks.append((f"{number}-{title}", textwrap.dedent(fence["code"])))
+        headings = HEADING.findall(PROSE, 0, fence.start())
+        heading = headings[-1] if headings else ""
+        title = re.sub(r"\W+", "-", heading or "top").strip("-").lower()
+        blocks.append((f"{number}-{title}", heading, textwrap.dedent(fence["code"])))
     return blocks
 
 
-BLOCKS = _blocks()
+ALL_BLOCKS = _blocks()
+BLOCKS = [(name, code) for name, heading, code in ALL_BLOCKS if heading not in RUN_ELSEWHERE]
+ELSEWHERE = [(name, heading, code) for name, heading, code in ALL_BLOCKS if heading in RUN_ELSEWHERE]
 
 
 def claims(code: str) -> tuple[str, list[str]]:
@@ -166,6 +179,14 @@ def test_the_readme_has_its_examples() -> None:
     assert sum(len(claims(code)[1]) for _, code in BLOCKS) >= 5
 
 
+@pytest.mark.parametrize(
+    ("heading", "code"), [(h, c) for _, h, c in ELSEWHERE], ids=[n for n, _, _ in ELSEWHERE]
+)
+def test_examples_run_elsewhere_compile_and_have_their_test(heading: str, code: str) -> None:
+    compile(code, "README.md", "exec")
+    assert (ROOT / RUN_ELSEWHERE[heading]).is_file()
+
+
 @pytest.mark.parametrize("code", [code for _, code in BLOCKS], ids=[name for name, _ in BLOCKS])
 def test_every_example_runs_as_written_and_prints_what_it_claims(code: str, reader: Path) -> None:
     compile(code, "README.md", "exec")  # as written: no top-level await, nothing undefined at parse
@@ -208,6 +229,7 @@ def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_command_line_transcript_prints_what_it_shows(tmp_path: Path) -> None:
     clone = tmp_path / "toolnexus"
     shutil.copytree(EXAMPLES, clone / "examples")
@@ -220,6 +242,7 @@ def test_the_command_line_transcript_prints_what_it_shows(tmp_path: Path) -> Non
         assert shell(command, clone).stdout == shown, command
 
 
+@pytest.mark.slow
 def test_the_storage_option_examples_run(tmp_path: Path, reader: Path, moto_server: MotoServer) -> None:
     """Run from a clone's root against moto; the bundle line writes the bundle the fixture also put."""
     fs = s3fs.S3FileSystem(endpoint_url=moto_server.endpoint_url, skip_instance_cache=True)

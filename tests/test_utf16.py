@@ -64,6 +64,7 @@ def test_the_cap_counts_bytes_and_never_splits_a_surrogate_pair(tmp_path: Path) 
     assert (report.truncated, report.kept_bytes, report.size) == (True, 2 + 2 * units, len(data))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", conformance.SOURCES)
 def test_every_source_decodes_utf16_the_same(backends: conformance.Backends, source: str) -> None:
     persona = {"HEARTBEAT.md": NOTEPAD_LE, "USER.md": NOTEPAD_BE, "SOUL.md": b"You are Aster."}

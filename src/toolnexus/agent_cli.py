@@ -15,7 +15,7 @@ from typing import Any
 
 from .agents import Agent, AnthropicModel, OpenAIChatModel, RunResult, agent_from_dir
 from .agents.loop import DEFAULT_MAX_TURNS
-from .cli_support import Subparsers, emit, location_options
+from .cli_support import Subparsers, emit, location, location_options
 
 __all__ = ["EXIT_UNFINISHED", "register"]
 
@@ -106,7 +106,7 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("home", metavar="HOME", help=_HOME_HELP)
+    parser.add_argument("home", type=location, metavar="HOME", help=_HOME_HELP)
     model = parser.add_argument_group("model options")
     model.add_argument("--model", help="model name (default: $TOOLNEXUS_MODEL)")
     model.add_argument(

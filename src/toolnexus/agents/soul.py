@@ -1,4 +1,4 @@
-"""The composition rules of SPEC §7E, written once and free of I/O.
+"""The composition rules of SPEC §7E (and issue 13's UTF-16 rule), written once and free of I/O.
 
 Every backend hands this module the same thing — the first ``limit + 1`` bytes of each present
 bootstrap file — so every backend composes byte-identical souls. Keeping it pure is also what
