@@ -181,6 +181,7 @@ WRITERS, INSERTS = 4, 8
 
 
 @pytest.mark.slow
+@pytest.mark.s3
 @pytest.mark.usefixtures("linearizable_moto")
 def test_concurrent_native_edits_on_s3_lose_nothing(request: pytest.FixtureRequest) -> None:
     """Each writer has its own client (no shared lock): only compare-and-swap keeps every note."""
