@@ -62,7 +62,12 @@ def test_the_ollama_example(workdir: Path, capsys: pytest.CaptureFixture[str]) -
         "re: Good morning!",
         "nothing to report",
     ]
-    assert (workdir / "USER.md").read_text().endswith("- Mira moved to Hamburg\n")
+    assert (
+        (workdir.parent.parent / "personas" / "aster" / "USER.md")
+        .read_text()
+        .endswith("- Mira moved to Hamburg\n")
+    )
+    assert (workdir / "USER.md").read_bytes() == (ROOT / "examples" / "aster" / "USER.md").read_bytes()
     first_session, later = server.requests[0], server.requests[2:]
     assert "Mira moved to Hamburg" not in (first_session.system or "")
     assert all("- Mira moved to Hamburg" in (request.system or "") for request in later)

@@ -139,3 +139,9 @@ def test_a_local_writer_writes_the_name_it_is_given(tmp_path: Path) -> None:
     store.update(lambda current: Change(b"Mira\n", "ok"))
     assert (tmp_path / "USER.md").read_bytes() == b"Mira\n"
     assert not (tmp_path / "MEMORY.md").exists()
+
+
+@pytest.mark.parametrize("entry_point", [compose_soul, inspect_soul, memory_tool])
+def test_an_empty_location_is_an_error_not_the_current_folder(entry_point: Callable[[str], Any]) -> None:
+    with pytest.raises(ValueError, match=r"empty location: name a folder \('\.' for the current one\)"):
+        entry_point("")

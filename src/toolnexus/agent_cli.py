@@ -27,18 +27,20 @@ NEW_SESSION, QUIT = "/new", ("/exit", "/quit")
 
 _HOME_HELP = "persona home: a folder, a zip bundle (with --no-memory) or an fsspec URL"
 
-_ASK_EXAMPLES = """examples:
-  toolnexus ask examples/aster "What should I read next?" --model llama3.2 \\
+_ASK_EXAMPLES = """examples (the persona may edit its memory: work on a copy, or pass --no-memory):
+  cp -r examples/aster /tmp/aster
+  toolnexus ask /tmp/aster "What should I read next?" --model llama3.2 \\
       --base-url http://localhost:11434/v1
-  ANTHROPIC_API_KEY=... toolnexus ask examples/aster "Hello" --provider anthropic \\
+  ANTHROPIC_API_KEY=... toolnexus ask examples/aster "Hello" --no-memory --provider anthropic \\
       --model claude-sonnet-4-6
 """
 
 _CHAT_EXAMPLES = """One soul per session: memory edits show after /new, which starts a new session.
 Type /exit (or end the input) to leave.
 
-example:
-  toolnexus chat examples/aster --model llama3.2 --base-url http://localhost:11434/v1
+example (the persona may edit its memory: work on a copy):
+  cp -r examples/aster /tmp/aster
+  toolnexus chat /tmp/aster --model llama3.2 --base-url http://localhost:11434/v1
 """
 
 

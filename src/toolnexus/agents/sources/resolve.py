@@ -69,6 +69,8 @@ def resolve(
         upath: Any = location
         return _on_filesystem(upath.fs, str(upath.path), follow_external_symlinks)
     path = _as_path(location)
+    if not path:  # "" would silently mean the current folder; "." says so on purpose
+        raise ValueError("empty location: name a folder ('.' for the current one), a bundle or a URL")
     if not is_url(path):
         if storage_options:
             raise TypeError(f"storage_options cannot apply to the local path {path!r}")
