@@ -72,28 +72,45 @@ class LocalSource(EntrySourceBase):
         A home that turns out to be a regular file is read as a zip bundle: opening it as a
         directory is what tells, so a composition costs no ``stat`` up front.
         """
-        dir_fd: int | None = None
-        listing: dict[str, os.DirEntry[str]] | None = None
+        dir_fd, listing = self.scan()
+        if listing is None:
+            return self.bundle().read_entries(names, limit, exact_sizes=exact_sizes)
         try:
-            try:
-                if _HAS_DIR_FD:
-                    dir_fd = os.open(self.root, _DIR_FLAGS)
-                with os.scandir(self.root if dir_fd is None else dir_fd) as scan:
-                    listing = {entry.name: entry for entry in scan}
-            except FileNotFoundError:
-                raise location_error(FileNotFoundError, self.location, "no such persona home") from None
-            except NotADirectoryError:
-                pass  # a file: a bundle, or an error (below)
-            except OSError as error:
-                raise read_error(error, self.location, None) from error
-            if listing is not None:
-                return Reading(self.location, self._read_listed(dir_fd, listing, names, limit))
+            entries: dict[str, Entry] = {}
+            for name in names:
+                dir_entry = listing.get(name)
+                if dir_entry is not None:
+                    entry = self.read_listed(dir_fd, dir_entry, limit)
+                    if entry is not None:
+                        entries[name] = entry
+            return Reading(self.location, entries)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
-        return self._bundle().read_entries(names, limit, exact_sizes=exact_sizes)
 
-    def _bundle(self) -> BundleSource:
+    def scan(self) -> tuple[int | None, dict[str, os.DirEntry[str]] | None]:
+        """``(dir_fd, {name: entry})`` of the home; the listing is ``None`` when the home is a file.
+
+        The caller closes ``dir_fd`` (``None`` where ``os.open`` takes no ``dir_fd``).
+        """
+        dir_fd: int | None = None
+        try:
+            if _HAS_DIR_FD:
+                dir_fd = os.open(self.root, _DIR_FLAGS)
+            with os.scandir(self.root if dir_fd is None else dir_fd) as scan:
+                return dir_fd, {entry.name: entry for entry in scan}
+        except FileNotFoundError:
+            error: OSError = location_error(FileNotFoundError, self.location, "no such persona home")
+            cause = None
+        except NotADirectoryError:
+            return None, None  # a file: a bundle, or an error (see bundle())
+        except OSError as failure:
+            error, cause = read_error(failure, self.location, None), failure
+        if dir_fd is not None:
+            os.close(dir_fd)
+        raise error from cause
+
+    def bundle(self) -> BundleSource:
         """The home is not a directory: a regular file is a zip bundle, anything else an error."""
         try:
             mode = os.stat(self.root).st_mode
@@ -103,30 +120,22 @@ class LocalSource(EntrySourceBase):
             raise location_error(NotADirectoryError, self.location, "is neither a directory nor a zip bundle")
         return BundleSource.from_file(self.root)
 
-    def _read_listed(
-        self, dir_fd: int | None, listing: dict[str, os.DirEntry[str]], names: Sequence[str], limit: int
-    ) -> dict[str, Entry]:
-        entries: dict[str, Entry] = {}
-        for name in names:
-            dir_entry = listing.get(name)
-            if dir_entry is None:
-                continue
-            try:
-                if dir_entry.is_file(follow_symlinks=False):
-                    fd = self._open_listed(dir_fd, dir_entry)
-                    try:
-                        entries[name] = read_capped(fd, limit)
-                    finally:
-                        os.close(fd)
-                elif dir_entry.is_symlink():
-                    entries[name] = self._read_symlink(name, limit)
-                else:
-                    entries[name] = Entry(None)
-            except FileNotFoundError:
-                continue  # removed after the scan: absent, as if the call had come later
-            except OSError as error:
-                raise read_error(error, self.location, name) from error
-        return entries
+    def read_listed(self, dir_fd: int | None, dir_entry: os.DirEntry[str], limit: int) -> Entry | None:
+        """Read one name the scan found (``Entry(None)`` if not a regular file, ``None`` if gone)."""
+        try:
+            if dir_entry.is_file(follow_symlinks=False):
+                fd = self._open_listed(dir_fd, dir_entry)
+                try:
+                    return read_capped(fd, limit)
+                finally:
+                    os.close(fd)
+            if dir_entry.is_symlink():
+                return self._read_symlink(dir_entry.name, limit)
+            return Entry(None)
+        except FileNotFoundError:
+            return None  # removed after the scan: absent, as if the call had come later
+        except OSError as error:
+            raise read_error(error, self.location, dir_entry.name) from error
 
     def _open_listed(self, dir_fd: int | None, dir_entry: os.DirEntry[str]) -> int:
         """Open a file the scan saw as regular; one swapped for a symlink since is refused."""

@@ -1,0 +1,228 @@
+"""How :class:`SoulCache` asks each backend "what changed?" — the cheapest proof per backend.
+
+* **Local folder**: one scan (which also sees added and removed names), then one ``fstatat`` per
+  present file. A file whose (device, inode, size, mtime_ns, ctime_ns) all match is neither read
+  nor decoded. A file changed less than :data:`RACY_SECONDS` ago is never trusted by its stat
+  (two same-size writes within one timestamp tick look identical), so it is read every call
+  until it has aged; symlinked bootstrap files are read every call (their rule is re-applied).
+* **Local bundle**: the archive's own stat, with the same rule; unchanged means every member is.
+* **S3 folder**: one GET per name with ``If-None-Match: <etag>`` — all in flight together; an
+  unchanged file is a 304 with no body, a missing one a 404, a changed one its new bytes.
+* **S3 zip bundle**: the suffix-range GET of :mod:`.sources.s3_bundle` with ``If-None-Match``;
+  an unchanged bundle is one 304.
+* **Anything else** (other fsspec filesystems, user sources): read as usual; a file whose bytes
+  hash the same is not decoded again. Always correct, saves only the decoding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import stat
+import time
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import IO, cast
+
+from .errors import read_error
+from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
+from .sources import BootstrapSource, BundleSource, FsspecSource, LocalSource, Reading, read_entries
+from .sources.s3_bundle import open_tail_archive
+from .sources.s3_requests import NotModified, S3Object, get_object, is_s3, run_on_loop
+
+__all__ = ["RACY_SECONDS", "CachedFile", "Snapshot", "read_fully", "revalidate_s3_home", "revalidate_sync"]
+
+#: A local file changed less than this long ago is re-read on every call: file timestamps tick
+#: coarsely (a kernel jiffy; 2 s on FAT; a server clock on NFS), so a same-size rewrite within
+#: one tick would keep the stat the cache saw.
+RACY_SECONDS = 3.0
+
+LIMIT = MAX_BOOTSTRAP_FILE_BYTES
+
+#: The wall clock file timestamps are compared with (a seam for tests that age files).
+_now = time.time
+
+
+@dataclass(frozen=True, slots=True)
+class CachedFile:
+    """One present file: what proves it unchanged (``None``: nothing does) and its section."""
+
+    validator: Hashable | None
+    section: str
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One persona as last validated: its files, a whole-home validator (bundles), the soul."""
+
+    location: str
+    files: Mapping[str, CachedFile]
+    tag: Hashable | None
+    soul: str
+    found: tuple[str, ...]
+
+
+def _section(location: str, name: str, data: bytes, size: int | None) -> str:
+    sizes = {} if size is None else {name: size}
+    return compose(location, {name: data}, limit=LIMIT, sizes=sizes)[0]
+
+
+def snapshot(
+    location: str, files: dict[str, CachedFile], tag: Hashable | None, old: Snapshot | None
+) -> Snapshot:
+    """Assemble the soul from sections in order; reuse the old soul when nothing changed."""
+    found = tuple(name for name in BOOTSTRAP_ORDER if name in files)
+    if old is not None and old.found == found and all(old.files[n] is files[n] for n in found):
+        return Snapshot(location, files, tag, old.soul, found)
+    soul = "\n\n".join(files[name].section for name in found)
+    return Snapshot(location, files, tag, soul, found)
+
+
+def _from_reading(reading: Reading, old: Snapshot | None, tag: Hashable | None) -> Snapshot:
+    """Any source's full reading: files whose bytes hash the same keep their decoded section."""
+    files: dict[str, CachedFile] = {}
+    previous = {} if old is None else old.files
+    for name, entry in reading.entries.items():
+        if entry.data is None:
+            continue
+        digest = ("blake2b", hashlib.blake2b(entry.data, digest_size=16).digest())
+        kept = previous.get(name)
+        if kept is not None and kept.validator == digest:
+            files[name] = kept
+        else:
+            files[name] = CachedFile(digest, _section(reading.location, name, entry.data, entry.size))
+    return snapshot(reading.location, files, tag, old)
+
+
+def _stat_validator(info: os.stat_result, now: float) -> Hashable | None:
+    """The stat that proves a file unchanged, or ``None`` while it is too recent to trust."""
+    if max(info.st_mtime_ns, info.st_ctime_ns) > (now - RACY_SECONDS) * 1e9:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _revalidate_local(source: LocalSource, old: Snapshot | None) -> Snapshot:
+    now = _now()
+    dir_fd, listing = source.scan()
+    if listing is None:
+        return _revalidate_local_bundle(source, old, now)
+    previous = {} if old is None else old.files
+    files: dict[str, CachedFile] = {}
+    try:
+        for name in BOOTSTRAP_ORDER:
+            dir_entry = listing.get(name)
+            if dir_entry is None:
+                continue
+            validator: Hashable | None = None
+            if dir_entry.is_file(follow_symlinks=False):
+                try:
+                    validator = _stat_validator(dir_entry.stat(follow_symlinks=False), now)
+                except FileNotFoundError:
+                    continue
+                except OSError as error:
+                    raise read_error(error, source.location, name) from error
+                kept = previous.get(name)
+                if validator is not None and kept is not None and kept.validator == validator:
+                    files[name] = kept
+                    continue
+            entry = source.read_listed(dir_fd, dir_entry, LIMIT)
+            if entry is not None and entry.data is not None:
+                files[name] = CachedFile(validator, _section(source.location, name, entry.data, entry.size))
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
+    return snapshot(source.location, files, None, old)
+
+
+def _revalidate_local_bundle(source: LocalSource, old: Snapshot | None, now: float) -> Snapshot:
+    try:
+        info = os.stat(source.root)
+    except OSError as error:
+        raise read_error(error, source.location, None) from error
+    tag = _stat_validator(info, now) if stat.S_ISREG(info.st_mode) else None
+    if tag is not None and old is not None and old.tag == tag:
+        return old
+    return _from_reading(source.bundle().read_entries(BOOTSTRAP_ORDER, LIMIT), old, tag)
+
+
+async def revalidate_s3_home(source: FsspecSource, old: Snapshot | None) -> Snapshot | None:
+    """Conditional GETs of every name, together; ``None`` when no name is there (the caller then
+    reads the source as usual, which tells an empty home, a bundle or no home at all)."""
+    previous = {} if old is None else old.files
+
+    async def fetch(name: str) -> S3Object | NotModified | BaseException | None:
+        kept = previous.get(name)
+        etag = None if kept is None else kept.validator
+        try:
+            return await get_object(
+                source.fs,
+                source.path_of(name),
+                f"bytes=0-{LIMIT}",
+                if_none_match=etag if isinstance(etag, str) else None,
+            )
+        except FileNotFoundError:
+            return None
+        except Exception as error:  # reported below, against the file
+            return error
+
+    results = await asyncio.gather(*(fetch(name) for name in BOOTSTRAP_ORDER))
+    files: dict[str, CachedFile] = {}
+    for name, result in zip(BOOTSTRAP_ORDER, results, strict=True):
+        if isinstance(result, BaseException):
+            raise read_error(result, source.location, name) from result
+        if isinstance(result, NotModified):
+            files[name] = previous[name]
+        elif result is not None:
+            size = result.size if result.etag is not None else len(result.body)
+            section = _section(source.location, name, result.body, size)
+            files[name] = CachedFile(result.etag, section)
+    if not files:
+        return None
+    return snapshot(source.location, files, None, old)
+
+
+def _revalidate_s3_bundle(source: FsspecSource, old: Snapshot | None) -> Snapshot | None:
+    etag = None if old is None else old.tag
+    try:
+        archive = open_tail_archive(
+            source.fs,
+            source.path,
+            BOOTSTRAP_ORDER,
+            LIMIT,
+            if_none_match=etag if isinstance(etag, str) else None,
+        )
+    except FileNotFoundError:
+        return None  # not an object (a folder named *.zip, or nothing): the usual read decides
+    except Exception as error:
+        raise read_error(error, source.location, None) from error
+    if isinstance(archive, NotModified):
+        assert old is not None
+        return old
+    bundle = BundleSource(lambda: cast(IO[bytes], archive), source.location)
+    return _from_reading(bundle.read_entries(BOOTSTRAP_ORDER, LIMIT), old, archive.etag)
+
+
+def is_s3_home(source: BootstrapSource) -> bool:
+    """A folder on S3, revalidated with conditional GETs natively on the filesystem's loop."""
+    return isinstance(source, FsspecSource) and is_s3(source.fs) and not source.path.lower().endswith(".zip")
+
+
+def revalidate_sync(source: BootstrapSource, old: Snapshot | None) -> Snapshot:
+    """The cheapest full revalidation of ``source`` against ``old``; see the module."""
+    if isinstance(source, LocalSource):
+        return _revalidate_local(source, old)
+    fresh: Snapshot | None = None
+    if is_s3_home(source):
+        assert isinstance(source, FsspecSource)
+        fresh = run_on_loop(source.fs, revalidate_s3_home, source, old)
+    elif isinstance(source, FsspecSource) and is_s3(source.fs):
+        fresh = _revalidate_s3_bundle(source, old)
+    if fresh is not None:
+        return fresh
+    return read_fully(source, old)
+
+
+def read_fully(source: BootstrapSource, old: Snapshot | None) -> Snapshot:
+    """The source's usual read; only decoding is saved (files whose bytes hash the same)."""
+    return _from_reading(read_entries(source, BOOTSTRAP_ORDER, LIMIT), old, None)
