@@ -272,7 +272,7 @@ def test_missing_home_plain_file_and_custom_source(
 
 def test_unwritable_local_folder_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The suite may run as root, for whom every folder is writable: simulate the access check.
-    monkeypatch.setattr("toolnexus.agents.memory_location.os.access", lambda path, mode: False)
+    monkeypatch.setattr("toolnexus.agents.sources.local.os.access", lambda path, mode: False)
     with pytest.raises(PermissionError, match=r"is not writable: MEMORY\.md cannot be saved"):
         memory_tool(tmp_path)
 

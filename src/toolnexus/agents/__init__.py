@@ -5,6 +5,7 @@
 """
 
 from .bundling import write_bundle
+from .cache import SoulCache
 from .errors import BootstrapError
 from .memory import MemoryTool, memory_tool
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE, FileReport, SoulReport
@@ -19,6 +20,7 @@ __all__ = [
     "BootstrapSource",
     "FileReport",
     "MemoryTool",
+    "SoulCache",
     "SoulReport",
     "compose_soul",
     "compose_soul_async",

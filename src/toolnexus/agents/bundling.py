@@ -25,7 +25,7 @@ from typing import Any
 
 from .errors import BootstrapError, describe, location_error
 from .soul import BOOTSTRAP_ORDER
-from .sources import Location, open_source, read_entries, url_to_fs
+from .sources import Location, is_url, read_entries, resolve, resolve_output
 
 __all__ = ["BUNDLE_DATE_TIME", "MAX_BUNDLE_MEMBER_BYTES", "bundle_bytes", "write_bundle"]
 
@@ -38,13 +38,6 @@ BUNDLE_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 _UNIX_CREATOR = 3
 _MEMBER_MODE = stat.S_IFREG | 0o644
 _COMPRESS_LEVEL = 9
-
-
-def _is_url(location: object) -> bool:
-    """Whether ``location`` is a string naming an fsspec URL (storage options apply to it)."""
-    if isinstance(location, os.PathLike):
-        location = os.fspath(location)
-    return isinstance(location, str) and ("://" in location or "::" in location)
 
 
 def bundle_bytes(files: Mapping[str, bytes]) -> bytes:
@@ -63,7 +56,7 @@ def bundle_bytes(files: Mapping[str, bytes]) -> bytes:
 def _read_home(
     home: Location, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
 ) -> dict[str, bytes]:
-    source = open_source(home, storage_options=storage_options, fs=fs, follow_external_symlinks=follow)
+    source = resolve(home, storage_options=storage_options, fs=fs, follow_external_symlinks=follow)
     reading = read_entries(source, BOOTSTRAP_ORDER, MAX_BUNDLE_MEMBER_BYTES)
     files: dict[str, bytes] = {}
     for name, entry in reading.entries.items():
@@ -142,16 +135,13 @@ def write_bundle(
     existing ``out`` raises :class:`FileExistsError` unless ``force=True``.
     """
     out_path = os.fspath(out)
-    out_is_url = _is_url(out_path)
-    home_is_url = fs is None and _is_url(home)
+    out_is_url = is_url(out_path)
+    home_is_url = fs is None and is_url(home)
     if storage_options and not (out_is_url or home_is_url):
         raise TypeError(f"storage_options cannot apply: neither {home!r} nor {out_path!r} is a URL")
-    if "::" in out_path:
-        raise ValueError(f"{out_path}: a bundle is written to one location, not a chained URL")
-    out_options = dict(storage_options or {}) if out_is_url else {}
-    out_fs, out_fs_path = url_to_fs(out_path, out_options) if out_is_url else (None, out_path)
-    if out_fs is not None and "file" in out_fs.protocol:
-        out_fs, out_path = None, out_fs_path
+    out_fs, out_fs_path = resolve_output(out_path, storage_options if out_is_url else None)
+    if out_fs is None:
+        out_path = out_fs_path
     files = _read_home(home, storage_options if home_is_url else None, fs, follow_external_symlinks)
     data = bundle_bytes(files)
     try:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .revalidation import Snapshot, is_s3_home, read_fully, revalidate_s3_home, revalidate_sync
-from .sources import BootstrapSource, FsspecSource, LocalSource, open_source
+from .sources import BootstrapSource, FsspecSource, LocalSource, resolve
 
 __all__ = ["CacheStats", "SoulCache"]
 
@@ -105,7 +105,7 @@ class SoulCache:
         follow_external_symlinks: bool = False,
     ) -> tuple[str, list[str]]:
         """:func:`compose_soul`, revalidating what this cache holds for ``dir``."""
-        source = open_source(
+        source = resolve(
             dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
         )
         key = _key(source)
@@ -128,7 +128,7 @@ class SoulCache:
         follow_external_symlinks: bool = False,
     ) -> tuple[str, list[str]]:
         """:meth:`compose_soul` for event loops: S3 revalidates on s3fs's loop, others in a thread."""
-        source = open_source(
+        source = resolve(
             dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
         )
         key = _key(source)

@@ -15,10 +15,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .memory_location import open_store
 from .memory_store import MEMORY_FILE, Change, MemoryStore, Plan
 from .soul import MAX_BOOTSTRAP_FILE_BYTES
-from .sources import open_source
+from .sources import resolve, writer_of
 
 __all__ = ["MemoryTool", "memory_tool"]
 
@@ -222,10 +221,12 @@ def memory_tool(
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
-    The location is resolved once, here; one that cannot be written fails now, not at the first
-    write: a zip bundle (path or ``zip://`` URL) or read-only filesystem raises
-    :class:`BootstrapError`, a missing home :class:`FileNotFoundError`, a plain file
-    :class:`NotADirectoryError`, an unwritable local folder :class:`PermissionError`, and a
-    custom ``BootstrapSource`` :class:`TypeError`.
+    The location is resolved once, here, and the source says how MEMORY.md is written; one that
+    cannot be written fails now, not at the first write: a bundle (zip or tar, whatever its name)
+    or read-only filesystem raises :class:`BootstrapError` saying why, a missing home
+    :class:`FileNotFoundError`, a plain file :class:`NotADirectoryError`, an unwritable local
+    folder :class:`PermissionError`, and a custom ``BootstrapSource`` without a ``writer``
+    :class:`TypeError`. A layered persona writes to its top layer.
     """
-    return MemoryTool(open_store(open_source(dir, storage_options=storage_options, fs=fs)))
+    source = resolve(dir, storage_options=storage_options, fs=fs)
+    return MemoryTool(writer_of(source, MEMORY_FILE))

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .errors import BootstrapError, read_error
+from .errors import BootstrapError, location_error, read_error
 from .soul import MAX_BOOTSTRAP_FILE_BYTES
 from .sources import FsspecSource
 from .sources.local import read_capped
@@ -50,6 +50,7 @@ __all__ = [
     "LocalStore",
     "MemoryStore",
     "S3Store",
+    "fsspec_store",
 ]
 
 MEMORY_FILE = "MEMORY.md"
@@ -300,3 +301,23 @@ class S3Store:
         )
         error.errno = errno.EBUSY
         raise error
+
+
+def fsspec_store(
+    source: FsspecSource, name: str = MEMORY_FILE, *, single_writer: bool = False
+) -> MemoryStore:
+    """How ``FsspecSource.writer`` writes: one fresh lookup of the home, which must be a folder
+    (an S3 prefix with objects); then a conditional-PUT store on S3, a process-local lock elsewhere."""
+    fs, home, location = source.fs, source.path, source.location
+    fs.invalidate_cache(home)
+    try:
+        info = fs.info(home)
+    except FileNotFoundError:
+        raise location_error(FileNotFoundError, location, "no such persona home") from None
+    except Exception as error:
+        raise read_error(error, location, None) from error
+    if info.get("type") == "file":
+        raise source.not_a_folder()
+    if callable(getattr(fs, "_call_s3", None)):
+        return S3Store(source)
+    return FsspecStore(source)

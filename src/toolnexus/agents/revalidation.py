@@ -28,6 +28,7 @@ from typing import IO, cast
 from .errors import read_error
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
 from .sources import BootstrapSource, BundleSource, FsspecSource, LocalSource, Reading, read_entries
+from .sources.registry import kind_by_name
 from .sources.s3_bundle import open_tail_archive
 from .sources.s3_requests import NotModified, S3Object, get_object, is_s3, run_on_loop
 
@@ -205,7 +206,14 @@ def _revalidate_s3_bundle(source: FsspecSource, old: Snapshot | None) -> Snapsho
 
 def is_s3_home(source: BootstrapSource) -> bool:
     """A folder on S3, revalidated with conditional GETs natively on the filesystem's loop."""
-    return isinstance(source, FsspecSource) and is_s3(source.fs) and not source.path.lower().endswith(".zip")
+    return isinstance(source, FsspecSource) and is_s3(source.fs) and kind_by_name(source.path) is None
+
+
+def _is_s3_zip(source: BootstrapSource) -> bool:
+    if not isinstance(source, FsspecSource) or not is_s3(source.fs):
+        return False
+    kind = kind_by_name(source.path)
+    return kind is not None and kind.protocol == "zip"
 
 
 def revalidate_sync(source: BootstrapSource, old: Snapshot | None) -> Snapshot:
@@ -216,7 +224,8 @@ def revalidate_sync(source: BootstrapSource, old: Snapshot | None) -> Snapshot:
     if is_s3_home(source):
         assert isinstance(source, FsspecSource)
         fresh = run_on_loop(source.fs, revalidate_s3_home, source, old)
-    elif isinstance(source, FsspecSource) and is_s3(source.fs):
+    elif _is_s3_zip(source):
+        assert isinstance(source, FsspecSource)
         fresh = _revalidate_s3_bundle(source, old)
     if fresh is not None:
         return fresh

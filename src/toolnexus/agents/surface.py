@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose, compose_report
-from .sources import Location, Reading, open_source, read_entries, read_entries_async
+from .sources import Location, Reading, read_entries, read_entries_async, resolve
+
+if TYPE_CHECKING:
+    from .cache import SoulCache
 
 __all__ = ["compose_soul", "compose_soul_async", "inspect_soul"]
 
@@ -52,7 +55,7 @@ def _read(
     follow_external_symlinks: bool,
     exact_sizes: bool,
 ) -> Reading:
-    source = open_source(
+    source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
     return read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=exact_sizes)
@@ -64,14 +67,20 @@ def compose_soul(
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
     follow_external_symlinks: bool = False,
+    cache: SoulCache | None = None,
 ) -> tuple[str, list[str]]:
     """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
 
     ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``),
     a path on ``fs``, a UPath, or a :class:`BootstrapSource`. A zip file is read as a bundle.
     ``storage_options`` configure the filesystem built from a URL (per hop, keyed by protocol,
-    for chained URLs). The result is a snapshot: call again to pick up edits.
+    for chained URLs). The result is a snapshot: call again to pick up edits. ``cache=SoulCache()``
+    skips re-reading what provably did not change, revalidating on every call.
     """
+    if cache is not None:
+        return cache.compose_soul(
+            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+        )
     return _soul(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=False))
 
 
@@ -81,13 +90,18 @@ async def compose_soul_async(
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
     follow_external_symlinks: bool = False,
+    cache: SoulCache | None = None,
 ) -> tuple[str, list[str]]:
     """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop.
 
     Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
     pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}``.
     """
-    source = open_source(
+    if cache is not None:
+        return await cache.compose_soul_async(
+            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+        )
+    source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
     return _soul(await read_entries_async(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))

@@ -5,9 +5,24 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-__all__ = ["BootstrapSource", "Entry", "EntrySourceBase", "Reading", "read_entries", "read_entries_async"]
+from ..errors import BootstrapError
+
+if TYPE_CHECKING:
+    from ..memory_store import MemoryStore
+
+__all__ = [
+    "BootstrapSource",
+    "Entry",
+    "EntrySourceBase",
+    "Reading",
+    "SourceBase",
+    "read_entries",
+    "read_entries_async",
+    "read_only",
+    "writer_of",
+]
 
 
 @runtime_checkable
@@ -88,7 +103,7 @@ def read_entries(
     source: BootstrapSource, names: Sequence[str], limit: int, *, exact_sizes: bool = False
 ) -> Reading:
     """Read ``names`` from any source, using the richer built-in path where there is one."""
-    if isinstance(source, EntrySourceBase):
+    if isinstance(source, SourceBase):
         return source.read_entries(names, limit, exact_sizes=exact_sizes)
     return _entries_from_read(source, names, limit)
 
@@ -97,17 +112,25 @@ async def read_entries_async(
     source: BootstrapSource, names: Sequence[str], limit: int, *, exact_sizes: bool = False
 ) -> Reading:
     """Async :func:`read_entries`: built-in sources decide how; a user source runs in a thread."""
-    if isinstance(source, EntrySourceBase):
+    if isinstance(source, SourceBase):
         return await source.read_entries_async(names, limit, exact_sizes=exact_sizes)
     return await asyncio.to_thread(_entries_from_read, source, names, limit)
 
 
-class EntrySourceBase:
-    """Shared base of the built-in sources: ``read`` and the async path derive from ``read_entries``."""
+class SourceBase:
+    """Base of the built-in sources, public for sources that want the same richer read path.
+
+    Implement :meth:`read_entries`; ``read`` and the async path derive from it. Over the plain
+    protocol it adds sizes (for ``inspect_soul``), names that exist but are not regular files
+    (skipped, never read) and the location where the home turned out to be (e.g. a folder
+    inside a bundle). A source that can be written also defines ``writer`` (see
+    :func:`writer_of`).
+    """
 
     location: str
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        """Everything :meth:`read` gives, as :class:`Entry` objects; see the protocol's rules."""
         raise NotImplementedError
 
     async def read_entries_async(
@@ -123,3 +146,32 @@ class EntrySourceBase:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.location!r})"
+
+
+#: The name the built-in sources' base had before it was public; kept so old imports work.
+EntrySourceBase = SourceBase
+
+
+def read_only(location: str, what: str, why: str) -> BootstrapError:
+    """The error a read-only source's ``writer`` raises: what it is, and why it cannot be written."""
+    return BootstrapError(
+        f"{location}: is {what}, which memory_tool cannot write ({why}); "
+        "point it at a writable persona folder"
+    )
+
+
+def writer_of(source: BootstrapSource, name: str, *, single_writer: bool = False) -> MemoryStore:
+    """How ``name`` (MEMORY.md) in ``source`` is written: the source's own ``writer``, or why not.
+
+    A source that can be written has ``writer(name="MEMORY.md", *, single_writer=False)`` returning a
+    store; a read-only one raises :class:`BootstrapError` from it, saying why. A source without a
+    ``writer`` (a plain :class:`BootstrapSource`) is a :class:`TypeError`: it can only be read.
+    """
+    writer: Any = getattr(source, "writer", None)
+    if writer is None:
+        raise TypeError(
+            f"memory_tool needs a location it can write (a path, URL, fs= or UPath), "
+            f"not a {type(source).__name__}, which can only be read"
+        )
+    store: MemoryStore = writer(name, single_writer=single_writer)
+    return store

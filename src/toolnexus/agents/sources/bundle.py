@@ -5,11 +5,9 @@ only what a composition needs is read: the end record, the central directory and
 members, each inflated incrementally to at most ``limit + 1`` bytes — a zip bomb inflates no
 further than the cap. Nothing is ever extracted to disk.
 
-Which members count: exactly ``NAME`` at the archive root, or ``FOLDER/NAME`` where FOLDER is the
-home folder. The home is the root, unless the root holds no bootstrap file and exactly one
-top-level folder (``zip -r aster.zip aster/``; a ``__MACOSX`` folder is ignored), in which case it
-is that folder. Member names are matched literally, so ``../AGENTS.md`` or ``/AGENTS.md`` never
-match anything. Two members with the same wanted name make the bundle ambiguous: an error.
+Which members count — the home folder, the several-folders error, backslash names — is the rule
+of :mod:`.archive_home`, shared with tar bundles. Two members with the same wanted name make the
+bundle ambiguous: an error.
 
 Only stored and deflated members are read: :mod:`zipfile` inflates those incrementally, but
 inflates a whole compressed chunk of a bzip2 or LZMA member at once, without a bound — a few
@@ -23,13 +21,20 @@ import errno
 import functools
 import os
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
-from typing import IO, Any
+from collections.abc import Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import BootstrapError, describe, location_error, read_error
-from .base import Entry, EntrySourceBase, Reading
+from .archive_home import home_prefix, member_path
+from .base import Entry, Reading, SourceBase, read_only
+from .registry import ArchiveFile, ArchiveKind, ArchiveOpener
+from .s3_bundle import tail_opener
+from .s3_requests import is_s3
 
-__all__ = ["BUNDLE_BLOCK_SIZE", "ZIP_SIGNATURES", "BundleSource", "open_archive"]
+if TYPE_CHECKING:
+    from ..memory_store import MemoryStore
+
+__all__ = ["BUNDLE_BLOCK_SIZE", "ZIP", "ZIP_SIGNATURES", "BundleSource", "open_archive"]
 
 #: Readahead for archives on remote storage: small, so an asset stored next to the persona's
 #: files is never fetched (fsspec's default buffer would read 50 MiB). Each readahead miss costs
@@ -46,13 +51,8 @@ _BOUNDED_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate
 #: General-purpose flag bit 0: the member is encrypted (PKWARE or strong encryption).
 _ENCRYPTED_FLAG = 0x1
 
-#: Folders that archivers add and that are never a persona's home.
-_IGNORED_TOP_LEVEL = frozenset({"__MACOSX"})
 
-ArchiveOpener = Callable[[], IO[bytes]]
-
-
-class BundleSource(EntrySourceBase):
+class BundleSource(SourceBase):
     """A persona home inside a zip archive: ``BundleSource(lambda: open("aster.zip", "rb"), "aster.zip")``.
 
     ``folder`` names the home folder inside the archive explicitly (as ``zip://aster::…`` does);
@@ -78,6 +78,20 @@ class BundleSource(EntrySourceBase):
     def from_fs(cls, fs: Any, path: str, folder: str | None = None) -> BundleSource:
         """A bundle on any fsspec filesystem, read through a small readahead buffer."""
         return cls(functools.partial(open_archive, fs, path), str(fs.unstrip_protocol(path)), folder)
+
+    @classmethod
+    def from_archive_file(cls, file: ArchiveFile, folder: str | None = None) -> BundleSource:
+        """The zip bundle ``file`` (how the registry opens one), wherever it is."""
+        if file.fs is None:
+            return cls.from_file(file.path, folder)
+        if is_s3(file.fs):  # no HEAD: the tail's Content-Range gives the size (see s3_bundle)
+            return cls(tail_opener(file.fs, file.path, folder), file.location, folder)
+        opener = functools.partial(open_archive, file.fs, file.path, file.info)
+        return cls(opener, file.location, folder)
+
+    def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
+        """Never: a bundle is read-only."""
+        raise read_only(self.location, "a zip bundle (read-only)", ZIP.read_only_reason)
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         """Open the archive, pick the home folder, inflate each wanted member up to the cap.
@@ -113,25 +127,25 @@ class BundleSource(EntrySourceBase):
         raise location_error(NotADirectoryError, self.location, reason)
 
     def _read_members(self, archive: zipfile.ZipFile, names: Sequence[str], limit: int) -> Reading:
-        members = archive.infolist()
-        prefix = self._home_prefix(members, names)
+        members = [(member_path(member.filename), member) for member in archive.infolist()]
+        prefix = home_prefix((path for path, _ in members), names, self.folder, self.location, "zip")
         location = f"zip://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
         by_name: dict[str, zipfile.ZipInfo] = {}
         wanted = {prefix + name: name for name in names}
-        for member in members:
-            if member.filename in wanted:
-                if member.filename in by_name:
+        for path, member in members:
+            if path in wanted:
+                if path in by_name:
                     raise BootstrapError(
-                        f"{describe(self.location, member.filename)}: the bundle holds this member twice; "
+                        f"{describe(self.location, path)}: the bundle holds this member twice; "
                         "refusing to guess which one is the persona's"
                     )
-                by_name[member.filename] = member
-            elif member.filename.rstrip("/") in wanted and member.is_dir():
+                by_name[path] = member
+            elif path.rstrip("/") in wanted and member.is_dir():
                 # A folder and a file with the same name are ambiguous in either order.
-                previous = by_name.setdefault(member.filename.rstrip("/"), member)
+                previous = by_name.setdefault(path.rstrip("/"), member)
                 if not previous.is_dir():
                     raise BootstrapError(
-                        f"{describe(self.location, previous.filename)}: the bundle also holds a folder "
+                        f"{describe(self.location, path.rstrip('/'))}: the bundle also holds a folder "
                         "of this name; refusing to guess which one is the persona's"
                     )
         entries: dict[str, Entry] = {}
@@ -148,27 +162,6 @@ class BundleSource(EntrySourceBase):
             except Exception as error:
                 raise read_error(_explain(error), self.location, path) from error
         return Reading(location, entries)
-
-    def _home_prefix(self, members: list[zipfile.ZipInfo], names: Sequence[str]) -> str:
-        if self.folder is not None:
-            prefix = f"{self.folder}/" if self.folder else ""
-            if prefix and not any(m.filename.startswith(prefix) for m in members):
-                reason = f"the bundle has no folder {self.folder!r}"
-                raise location_error(FileNotFoundError, self.location, reason)
-            return prefix
-        root_files = {m.filename for m in members if "/" not in m.filename}
-        if root_files.intersection(names):
-            return ""
-        folders = {
-            m.filename.split("/", 1)[0]
-            for m in members
-            if "/" in m.filename and m.filename.split("/", 1)[0] not in _IGNORED_TOP_LEVEL
-        }
-        if len(folders) == 1 and not root_files:
-            (folder,) = folders
-            if folder not in ("", ".", ".."):
-                return f"{folder}/"
-        return ""
 
 
 def open_archive(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> IO[bytes]:
@@ -230,3 +223,16 @@ def _explain(error: BaseException) -> BaseException:
     if isinstance(error, NotImplementedError):
         return ValueError(f"unsupported zip feature ({error})")
     return error
+
+
+def _is_zip(head: bytes) -> bool:
+    return head[:4] in ZIP_SIGNATURES
+
+
+#: Zip bundles: ``.zip`` files, anything starting with a zip signature, and ``zip://FOLDER::…``.
+ZIP = ArchiveKind(
+    protocol="zip",
+    suffixes=(".zip",),
+    sniff=_is_zip,
+    open=BundleSource.from_archive_file,
+)

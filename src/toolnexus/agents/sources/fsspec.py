@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import location_error, read_error
-from .base import Entry, EntrySourceBase, Reading
-from .bundle import BundleSource, open_archive
+from .base import Entry, Reading, SourceBase, read_only
+from .registry import ArchiveFile, archive_for_file, kind_by_name, not_a_folder
+from .s3_requests import is_s3
 
-__all__ = ["FsspecSource"]
+if TYPE_CHECKING:
+    from ..memory_store import MemoryStore
+
+__all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource"]
+
+#: fsspec protocols that cannot write; archive filesystems (zip, tar, …) are recognised by class too.
+READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "github", "git", "reference"})
 
 
 def _means_absent_or_empty(result: BaseException) -> bool:
@@ -33,11 +39,11 @@ def _is_empty_range_error(result: BaseException) -> bool:
     return isinstance(result, OSError) and result.errno == errno.EINVAL and "satisfiable" in str(result)
 
 
-class FsspecSource(EntrySourceBase):
+class FsspecSource(SourceBase):
     """A persona home on any fsspec filesystem: ``FsspecSource(s3fs.S3FileSystem(), "bucket/aster")``.
 
     ``path`` is in the filesystem's own form (no protocol). If it turns out to be a file, it is
-    opened as a zip bundle.
+    opened as a bundle (the registry decides which kind).
     """
 
     def __init__(self, fs: Any, path: str) -> None:
@@ -51,20 +57,44 @@ class FsspecSource(EntrySourceBase):
             return f"{base}/{name}"
         return f"/{name}" if self.path.startswith("/") else name
 
-    def _bundle(self, info: dict[str, Any]) -> BundleSource:
+    def _bundle(self, info: dict[str, Any]) -> SourceBase:
         """The home is a file: a bundle, opened with the size just looked up (no second HEAD)."""
-        opener = functools.partial(open_archive, self.fs, self.path, info)
-        return BundleSource(opener, self.location)
+        return archive_for_file(ArchiveFile(self.path, self.location, self.fs, info))
+
+    def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
+        """The stores module decides how (conditional PUT, in-process lock, or refuse); read-only
+        filesystems (HTTP, archives, git, …) are refused here, naming the filesystem."""
+        from ..memory_store import fsspec_store  # noqa: PLC0415  (the stores import the sources)
+
+        if _is_read_only(self.fs):
+            raise read_only(self.location, f"on a read-only {type(self.fs).__name__}", "it has no write side")
+        return fsspec_store(self, name, single_writer=single_writer)
+
+    def not_a_folder(self) -> OSError:
+        """The error for writing to a home that is a file (a read-only bundle, or no folder)."""
+        return not_a_folder(ArchiveFile(self.path, self.location, self.fs))
 
     def _cat_arguments(self, names: Sequence[str], limit: int) -> tuple[list[str], list[int], list[int]]:
         return [self.path_of(name) for name in names], [0] * len(names), [limit + 1] * len(names)
 
     def _looks_like_bundle(self) -> bool:
-        return self.path.lower().endswith(".zip")
+        """A name that says "bundle" (``.zip``, ``.tgz``, …) is looked up first, sparing the reads."""
+        return kind_by_name(self.path) is not None
+
+    def _is_s3_zip(self) -> bool:
+        """A zip on S3 is read from its tail, with no HEAD first (see :mod:`.s3_bundle`)."""
+        kind = kind_by_name(self.path)
+        return kind is not None and kind.protocol == "zip" and is_s3(self.fs)
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         """One concurrent batch of capped reads; a home lookup only when nothing was there."""
-        if self._looks_like_bundle():
+        if self._is_s3_zip():
+            bundle = archive_for_file(ArchiveFile(self.path, self.location, self.fs))
+            try:
+                return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
+            except FileNotFoundError:
+                pass  # no such object: a folder named *.zip, or no home (the reads below tell)
+        elif self._looks_like_bundle():
             info = self._fresh_info(self.path, None)
             if info.get("type") == "file":
                 return self._bundle(info).read_entries(names, limit, exact_sizes=exact_sizes)
@@ -146,3 +176,10 @@ class FsspecSource(EntrySourceBase):
         except Exception as error:
             raise read_error(error, self.location, name) from error
         return info
+
+
+def _is_read_only(fs: Any) -> bool:
+    from fsspec.archive import AbstractArchiveFileSystem  # noqa: PLC0415  (fsspec loads lazily)
+
+    protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
+    return isinstance(fs, AbstractArchiveFileSystem) or bool(protocols & READ_ONLY_PROTOCOLS)

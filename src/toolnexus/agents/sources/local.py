@@ -14,10 +14,14 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import BootstrapError, location_error, read_error
-from .base import Entry, EntrySourceBase, Reading
-from .bundle import BundleSource
+from .base import Entry, Reading, SourceBase
+from .registry import ArchiveFile, archive_for_file, not_a_folder
+
+if TYPE_CHECKING:
+    from ..memory_store import MemoryStore
 
 __all__ = ["LocalSource", "read_capped"]
 
@@ -52,7 +56,7 @@ def read_capped(fd: int, limit: int) -> Entry:
     return Entry(data, size)
 
 
-class LocalSource(EntrySourceBase):
+class LocalSource(SourceBase):
     """A persona home in a local directory: ``LocalSource("personas/aster")``.
 
     Symlink rule: a bootstrap file that is a symlink is followed when its fully resolved target
@@ -69,8 +73,9 @@ class LocalSource(EntrySourceBase):
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         """One scan of the home, then one bounded read per present name (``exact_sizes`` is free).
 
-        A home that turns out to be a regular file is read as a zip bundle: opening it as a
-        directory is what tells, so a composition costs no ``stat`` up front.
+        A home that turns out to be a regular file is read as a bundle (which kind: the
+        registry decides): opening it as a directory is what tells, so a composition costs no
+        ``stat`` up front.
         """
         dir_fd, listing = self.scan()
         if listing is None:
@@ -110,15 +115,39 @@ class LocalSource(EntrySourceBase):
             os.close(dir_fd)
         raise error from cause
 
-    def bundle(self) -> BundleSource:
-        """The home is not a directory: a regular file is a zip bundle, anything else an error."""
+    def bundle(self) -> SourceBase:
+        """The home is not a directory: a regular file is a bundle, anything else an error."""
+        self._require_regular_file()
+        return archive_for_file(ArchiveFile(self.root, self.location))
+
+    def _require_regular_file(self) -> None:
         try:
             mode = os.stat(self.root).st_mode
+        except FileNotFoundError:
+            raise location_error(FileNotFoundError, self.location, "no such persona home") from None
         except OSError as error:
             raise read_error(error, self.location, None) from error
         if not stat.S_ISREG(mode):
-            raise location_error(NotADirectoryError, self.location, "is neither a directory nor a zip bundle")
-        return BundleSource.from_file(self.root)
+            raise location_error(NotADirectoryError, self.location, "is neither a directory nor a bundle")
+
+    def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
+        """An existing, writable folder: ``name`` is replaced atomically under ``flock``.
+
+        ``single_writer`` changes nothing here: local writes are always coordinated. A bundle is
+        read-only (:class:`BootstrapError`), another file a :class:`NotADirectoryError`.
+        """
+        from ..memory_store import LocalStore  # noqa: PLC0415  (the stores import the sources)
+
+        try:
+            is_dir = stat.S_ISDIR(os.stat(self.root).st_mode)
+        except FileNotFoundError:
+            raise location_error(FileNotFoundError, self.location, "no such persona home") from None
+        if not is_dir:
+            self._require_regular_file()
+            raise not_a_folder(ArchiveFile(self.root, self.location))
+        if not os.access(self.root, os.W_OK | os.X_OK):
+            raise location_error(PermissionError, self.location, "is not writable: MEMORY.md cannot be saved")
+        return LocalStore(self.root)
 
     def read_listed(self, dir_fd: int | None, dir_entry: os.DirEntry[str], limit: int) -> Entry | None:
         """Read one name the scan found (``Entry(None)`` if not a regular file, ``None`` if gone)."""

@@ -21,13 +21,14 @@ from __future__ import annotations
 import asyncio
 import io
 import zipfile
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import IO, Any, cast
 
 from ..errors import BootstrapError
+from ..soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from .s3_requests import NOT_MODIFIED, NotModified, ObjectChangedError, S3Object, get_object, run_on_loop
 
-__all__ = ["MISS_BLOCK", "TAIL_BYTES", "TailArchive", "open_tail_archive"]
+__all__ = ["MISS_BLOCK", "TAIL_BYTES", "TailArchive", "open_tail_archive", "tail_opener"]
 
 #: The suffix range of the first request: a whole typical persona bundle, or any bundle's end
 #: record plus a central directory of several hundred members.
@@ -196,3 +197,13 @@ def open_tail_archive(
             archive.seek(0)  # not a zip: the caller's zipfile says so, with the bundle's name
         return archive
     raise BootstrapError(f"{fs.unstrip_protocol(path)}: the bundle kept changing while it was read")
+
+
+def tail_opener(fs: Any, path: str, folder: str | None) -> Callable[[], IO[bytes]]:
+    """An archive opener for :class:`BundleSource`: each call reads the bundle afresh from its tail."""
+
+    def opener() -> IO[bytes]:
+        archive = open_tail_archive(fs, path, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, folder=folder)
+        return cast(IO[bytes], archive)
+
+    return opener

@@ -1,0 +1,146 @@
+"""The registry of archive kinds, and the one decision "which kind of bundle is this file?".
+
+A home that turns out to be a regular file is a bundle: a single file holding a persona's
+folder. Which kind (zip, tar, …) is decided here and nowhere else — by the file's name first
+(``.zip``, ``.tar.gz``, …), then by its leading bytes, so a zip called ``aster.bin`` is a zip
+bundle from every entry point and on every backend. The sources that discover a file
+(:class:`LocalSource`, :class:`FsspecSource`) and the resolver (for chained ``zip://FOLDER::…``
+URLs) all ask :func:`archive_for_file` / :func:`archive_kind`.
+
+A new archive format is one module defining an :class:`ArchiveKind`, plus one
+``register_archive(KIND)`` line in ``sources/__init__.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+from ..errors import location_error, read_error
+from .base import SourceBase, read_only
+
+__all__ = [
+    "HEAD_BYTES",
+    "ArchiveFile",
+    "ArchiveKind",
+    "ArchiveOpener",
+    "archive_for_file",
+    "archive_kind",
+    "archive_kinds",
+    "not_a_bundle",
+    "not_a_folder",
+    "register_archive",
+    "sniff_kind",
+]
+
+#: How many leading bytes a kind's ``sniff`` is shown (a tar header's magic sits at 257..262).
+HEAD_BYTES = 512
+
+#: Opens the archive afresh for one read (a new file object each call; the caller closes it).
+ArchiveOpener = Callable[[], IO[bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveFile:
+    """One archive file, wherever it is: ``fs=None`` means local disk (``path`` is absolute).
+
+    ``info`` is a fresh ``fs.info`` of the file when the caller just looked it up (its size spares
+    a second lookup); pass it only for a single read, so it cannot go stale.
+    """
+
+    path: str
+    location: str
+    fs: Any = None
+    info: Mapping[str, Any] | None = None
+
+    def head(self, size: int = 512) -> bytes:
+        """The first ``size`` bytes: one small read (one ranged GET remotely)."""
+        try:
+            if self.fs is None:
+                with open(self.path, "rb") as stream:
+                    return stream.read(size)
+            return bytes(self.fs.cat_file(self.path, start=0, end=size))[:size]
+        except FileNotFoundError:
+            raise location_error(FileNotFoundError, self.location, "no such persona home") from None
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveKind:
+    """A kind of single-file bundle: how to recognise one, and how to read a home inside it.
+
+    ``protocol`` is the chained-URL hop that names it (``zip`` for ``zip://FOLDER::…``);
+    ``suffixes`` are lower-case file name endings that mean this kind; ``sniff`` tells from a
+    file's first :data:`HEAD_BYTES` bytes; ``open(file, folder)`` returns the source
+    (``folder=None`` applies the single-top-level-folder rule, ``""`` means the archive root).
+    """
+
+    protocol: str
+    suffixes: tuple[str, ...]
+    sniff: Callable[[bytes], bool]
+    open: Callable[[ArchiveFile, str | None], SourceBase]
+    #: Why such a bundle cannot be written (memory_tool's error message).
+    read_only_reason: str = "a bundle is a snapshot: rebuild it with write_bundle, never edit it in place"
+
+
+_KINDS: dict[str, ArchiveKind] = {}
+
+
+def register_archive(kind: ArchiveKind) -> ArchiveKind:
+    """Make ``kind`` known to the resolver; a later registration for a protocol replaces it."""
+    _KINDS[kind.protocol] = kind
+    return kind
+
+
+def archive_kinds() -> tuple[ArchiveKind, ...]:
+    return tuple(_KINDS.values())
+
+
+def archive_kind(protocol: str) -> ArchiveKind | None:
+    """The kind a chained URL's first hop names (``zip``, ``tar``), if one is registered."""
+    return _KINDS.get(protocol)
+
+
+def kind_by_name(path: str) -> ArchiveKind | None:
+    """The kind a file name's ending says, if any (longest ending wins: ``.tar.gz`` over ``.gz``)."""
+    lower = path.lower()
+    best: tuple[int, ArchiveKind] | None = None
+    for kind in _KINDS.values():
+        for suffix in kind.suffixes:
+            if lower.endswith(suffix) and (best is None or len(suffix) > best[0]):
+                best = (len(suffix), kind)
+    return best[1] if best else None
+
+
+def sniff_kind(head: bytes) -> ArchiveKind | None:
+    """The kind whose leading bytes ``head`` starts with, if any."""
+    return next((kind for kind in _KINDS.values() if kind.sniff(head)), None)
+
+
+def not_a_bundle(location: str) -> OSError:
+    """The error for a home that is a file but no known kind of bundle."""
+    kinds = " nor ".join(f"a {kind.protocol} bundle" for kind in _KINDS.values())
+    return location_error(NotADirectoryError, location, f"is a file, neither a directory nor {kinds}")
+
+
+def detect_kind(file: ArchiveFile) -> ArchiveKind | None:
+    """Name first (no I/O); the leading bytes only when the name says nothing."""
+    return kind_by_name(file.path) or sniff_kind(file.head(HEAD_BYTES))
+
+
+def archive_for_file(file: ArchiveFile, folder: str | None = None) -> SourceBase:
+    """The source for a home that is a file; not a known bundle → :class:`NotADirectoryError`."""
+    kind = detect_kind(file)
+    if kind is None:
+        raise not_a_bundle(file.location)
+    return kind.open(file, folder)
+
+
+def not_a_folder(file: ArchiveFile) -> OSError:
+    """Why a home that is a file cannot be written: a read-only bundle, or not a folder at all."""
+    kind = detect_kind(file)
+    if kind is not None:
+        return read_only(file.location, f"a {kind.protocol} bundle (read-only)", kind.read_only_reason)
+    return location_error(NotADirectoryError, file.location, "is a file, not a persona folder")
