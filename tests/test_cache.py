@@ -7,6 +7,7 @@ needs files old enough for their stat to be trusted (see ``RACY_SECONDS``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shutil
@@ -15,10 +16,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pytest
 
 from tests.support import MotoServer, S3Proxy, Status, put_objects, s3_storage_options
-from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, revalidation
+from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, compose_soul_async, revalidation
 from toolnexus.agents.cache import SoulCache
 
 PERSONA = {name: f"# {name}\n\nText of {name}.\n".encode() * 20 for name in BOOTSTRAP_ORDER[:6]}
@@ -190,6 +192,12 @@ def via_proxy(proxy: S3Proxy) -> dict[str, Any]:
 
 
 @pytest.fixture
+def s3(via_proxy: dict[str, Any]) -> Any:
+    """One filesystem per test: building one (a botocore session) costs more than the test."""
+    return fsspec.filesystem("s3", **via_proxy)
+
+
+@pytest.fixture
 def bucket(moto_server: MotoServer, new_bucket: Callable[[], str]) -> tuple[str, Callable[..., None]]:
     name = new_bucket()
 
@@ -200,16 +208,16 @@ def bucket(moto_server: MotoServer, new_bucket: Callable[[], str]) -> tuple[str,
 
 
 def test_unchanged_s3_persona_costs_seven_conditional_gets_and_no_bodies(
-    proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    proxy: S3Proxy, s3: Any, bucket: tuple[str, Callable[..., None]]
 ) -> None:
     name, put = bucket
     put({f"aster/{n}": data for n, data in PERSONA.items()})
-    home = f"s3://{name}/aster"
+    home = f"{name}/aster"
     cache = SoulCache()
-    first = cache.compose_soul(home, storage_options=via_proxy)
-    assert first == compose_soul(home, storage_options=via_proxy)
+    first = cache.compose_soul(home, fs=s3)
+    assert first == compose_soul(home, fs=s3)
     proxy.reset()
-    assert cache.compose_soul(home, storage_options=via_proxy) == first
+    assert cache.compose_soul(home, fs=s3) == first
     requests = proxy.requests
     assert [r.method for r in requests] == ["GET"] * 7
     statuses = sorted(r.response_status or 0 for r in requests)
@@ -221,67 +229,92 @@ def test_unchanged_s3_persona_costs_seven_conditional_gets_and_no_bodies(
 
 @pytest.mark.parametrize("change", ["same-size rewrite", "add", "remove"])
 def test_every_s3_change_is_seen_on_the_next_call(
-    via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]], change: str
+    s3: Any, bucket: tuple[str, Callable[..., None]], change: str
 ) -> None:
     name, put = bucket
     put({f"aster/{n}": data for n, data in PERSONA.items()})
-    home = f"s3://{name}/aster"
+    home = f"{name}/aster"
     cache = SoulCache()
-    cache.compose_soul(home, storage_options=via_proxy)
+    cache.compose_soul(home, fs=s3)
     if change == "same-size rewrite":
         put({"aster/SOUL.md": PERSONA["SOUL.md"].upper()})
     elif change == "add":
         put({"aster/MEMORY.md": b"Remember this."})
     else:
-        import s3fs  # noqa: PLC0415
-
-        s3fs.S3FileSystem(**via_proxy).rm_file(f"{name}/aster/SOUL.md")
-    assert cache.compose_soul(home, storage_options=via_proxy) == compose_soul(
-        home, storage_options=via_proxy
-    )
+        s3.rm_file(f"{name}/aster/SOUL.md")
+    assert cache.compose_soul(home, fs=s3) == compose_soul(home, fs=s3)
 
 
 def test_s3_bundle_revalidates_with_one_conditional_request(
-    proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    proxy: S3Proxy, s3: Any, bucket: tuple[str, Callable[..., None]]
 ) -> None:
     from toolnexus.agents.bundling import bundle_bytes  # noqa: PLC0415
 
     name, put = bucket
     put({"aster.zip": bundle_bytes(PERSONA)})
-    url = f"s3://{name}/aster.zip"
+    url = f"{name}/aster.zip"
     cache = SoulCache()
-    first = cache.compose_soul(url, storage_options=via_proxy)
-    assert first == compose_soul(url, storage_options=via_proxy)
+    first = cache.compose_soul(url, fs=s3)
+    assert first == compose_soul(url, fs=s3)
     proxy.reset()
-    assert cache.compose_soul(url, storage_options=via_proxy) == first
+    assert cache.compose_soul(url, fs=s3) == first
     (request,) = proxy.requests
     assert (request.method, request.response_status, request.response_body_bytes) == ("GET", 304, 0)
     assert request.headers.get("if-none-match")
     put({"aster.zip": bundle_bytes({"SOUL.md": b"Birch."})})
-    assert cache.compose_soul(url, storage_options=via_proxy) == ("## SOUL.md\n\nBirch.", ["SOUL.md"])
+    assert cache.compose_soul(url, fs=s3) == ("## SOUL.md\n\nBirch.", ["SOUL.md"])
 
 
 def test_stale_if_error_serves_the_last_good_soul_and_says_why(
     proxy: S3Proxy,
-    via_proxy: dict[str, Any],
+    s3: Any,
     bucket: tuple[str, Callable[..., None]],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     name, put = bucket
     put({f"aster/{n}": data for n, data in PERSONA.items()})
-    home = f"s3://{name}/aster"
-    options = via_proxy
+    home = f"{name}/aster"
     clock = FakeClock()
     strict, lenient = SoulCache(clock=clock), SoulCache(stale_if_error=60, clock=clock)
-    first = strict.compose_soul(home, storage_options=options)
-    assert lenient.compose_soul(home, storage_options=options) == first
+    first = strict.compose_soul(home, fs=s3)
+    assert lenient.compose_soul(home, fs=s3) == first
     proxy.add_fault(None, Status(403))
     with pytest.raises(PermissionError):
-        strict.compose_soul(home, storage_options=options)  # off by default: the error
+        strict.compose_soul(home, fs=s3)  # off by default: the error
     with caplog.at_level(logging.WARNING, logger="toolnexus.agents"):
-        assert lenient.compose_soul(home, storage_options=options) == first
+        assert lenient.compose_soul(home, fs=s3) == first
     (warning,) = [r for r in caplog.records if "stale_if_error" in r.getMessage()]
     assert "permission denied" in warning.getMessage()
     clock.now += 61
     with pytest.raises(PermissionError):
-        lenient.compose_soul(home, storage_options=options)  # too old to serve
+        lenient.compose_soul(home, fs=s3)  # too old to serve
+
+
+def test_compose_soul_takes_the_cache(tmp_path: Path) -> None:
+    home = write_home(tmp_path / "aster", PERSONA)
+    cache = SoulCache()
+    assert compose_soul(home, cache=cache) == compose_soul(home)
+    assert asyncio.run(compose_soul_async(home, cache=cache)) == compose_soul(home)
+    assert (cache.stats.misses, cache.stats.revalidated) == (1, 1)
+
+
+def test_async_s3_revalidation_runs_on_the_filesystems_loop(
+    proxy: S3Proxy, s3: Any, bucket: tuple[str, Callable[..., None]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, put = bucket
+    put({f"aster/{n}": data for n, data in PERSONA.items()})
+    cache = SoulCache()
+    expected = compose_soul(f"{name}/aster", fs=s3)  # warms the session outside the check
+
+    def no_threads(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the cache used a worker thread for an S3 home")
+
+    async def twice() -> list[tuple[str, list[str]]]:
+        monkeypatch.setattr(asyncio, "to_thread", no_threads)
+        first = await cache.compose_soul_async(f"{name}/aster", fs=s3)
+        proxy.reset()
+        return [first, await cache.compose_soul_async(f"{name}/aster", fs=s3)]
+
+    first, second = asyncio.run(twice())
+    assert first == second == expected
+    assert sorted(r.response_status or 0 for r in proxy.requests[:7]) == [304] * 6 + [404]
