@@ -65,7 +65,7 @@ def run(plan: Plan, work: Path, quick: bool) -> tuple[list[Row], dict[str, objec
 
     rows: list[Row] = []
     step("local speed")
-    rows.append(local.target_local_speed(work, plan.rounds, plan.local_calls))
+    rows += local.target_local_speed(work, plan.rounds, plan.local_calls)
     step("bounded bytes: sparse file, zip bomb")
     rows.append(local.target_sparse(work, plan.rounds, plan.huge))
     rows.append(local.target_zip_bomb(work, plan.bomb))

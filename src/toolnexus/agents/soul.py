@@ -44,6 +44,10 @@ TRUNCATION_NOTICE = "\n\n[truncated: exceeds 2 MB bootstrap cap]"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _LITERAL_REPLACEMENT_CHAR = "\ufffd".encode()
 
+#: First bytes of every byte-order mark (UTF-8 ``EF``, UTF-16 ``FF FE``/``FE FF``): a file
+#: starting with none of them takes :func:`compose`'s fast path.
+_BOM_LEADS = frozenset({b"\xef", b"\xff", b"\xfe"})
+
 FileStatus = Literal["present", "absent", "skipped"]
 
 logger = logging.getLogger("toolnexus.agents")
@@ -190,8 +194,16 @@ def compose(
         prefix = prefixes.get(name)
         if prefix is None:
             continue
-        body, _, _, _, truncated = _body(prefix, limit)
         found.append(name)
+        if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:
+            # The common case, inlined (this loop is most of a local composition's CPU): not
+            # over the cap, no byte-order mark — the rules reduce to decode, newlines, rstrip.
+            text = prefix.decode("utf-8", "replace")
+            if "\r" in text:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            sections.append(f"## {name}\n\n{text.rstrip()}")
+            continue
+        body, _, _, _, truncated = _body(prefix, limit)
         if truncated:
             _warn_truncated(location, name, (sizes or {}).get(name), limit)
             sections.append(f"## {name}\n\n{body}{TRUNCATION_NOTICE}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import BootstrapError
 
@@ -69,12 +69,13 @@ class BootstrapSource(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """One name as a built-in source found it.
 
     ``data`` is ``None`` for a name that exists but is not a regular file (a directory, FIFO,
     socket or device): skipped, never read. ``size`` is the full size on the source when known.
+    A named tuple, not a frozen dataclass: one is built per file per composition, and a frozen
+    dataclass's ``__init__`` costs as much as a local file's ``fstat``.
     """
 
     data: bytes | None

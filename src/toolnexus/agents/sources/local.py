@@ -84,10 +84,33 @@ class LocalSource(SourceBase):
             entries: dict[str, Entry] = {}
             for name in names:
                 dir_entry = listing.get(name)
-                if dir_entry is not None:
-                    entry = self.read_listed(dir_fd, dir_entry, limit)
-                    if entry is not None:
-                        entries[name] = entry
+                if dir_entry is None:
+                    continue
+                # The common case, flat (it is most of a composition): a regular file within the
+                # cap, read whole — same flags, same dir_fd, one bounded read. Anything else
+                # (symlink, not regular, over the cap, changed size, any error) goes the careful
+                # way below, which also names the file in errors.
+                if dir_fd is not None and dir_entry.is_file(follow_symlinks=False):
+                    try:
+                        fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
+                    except OSError:
+                        fd = -1
+                    if fd >= 0:
+                        try:
+                            info = os.fstat(fd)
+                            size = info.st_size
+                            if size <= limit and stat.S_ISREG(info.st_mode):
+                                data = os.read(fd, size + 1)
+                                if len(data) == size:
+                                    entries[name] = Entry(data, size)
+                                    continue
+                        except OSError:
+                            pass
+                        finally:
+                            os.close(fd)
+                entry = self.read_listed(dir_fd, dir_entry, limit)
+                if entry is not None:
+                    entries[name] = entry
             return Reading(self.location, entries)
         finally:
             if dir_fd is not None:

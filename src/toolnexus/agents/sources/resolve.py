@@ -46,6 +46,10 @@ def resolve(
     Raises :class:`TypeError` for an unsupported location or options that cannot apply to it,
     and :class:`ValueError` naming the location for a URL whose protocol nobody knows.
     """
+    if type(location) is str and fs is None and "://" not in location and "::" not in location:
+        if storage_options:
+            raise TypeError(f"storage_options cannot apply to the local path {location!r}")
+        return LocalSource(location, follow_external_symlinks=follow_external_symlinks)  # the hot path
     # A str is never a source; saying so first skips the runtime-Protocol check, which costs
     # more than composing a small local soul.
     if not isinstance(location, str | os.PathLike) and isinstance(location, BootstrapSource):
