@@ -36,8 +36,14 @@ def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], frozense
 
 
 def _soul(reading: Reading) -> tuple[str, list[str]]:
-    """The hot path: no per-file diagnostics are built."""
-    prefixes, sizes, _ = _split(reading)
+    """The hot path: no per-file diagnostics are built; sizes only matter for files over the cap."""
+    entries = reading.entries
+    prefixes = {name: entry.data for name, entry in entries.items() if entry.data is not None}
+    sizes = {
+        name: entry.size
+        for name, entry in entries.items()
+        if entry.size is not None and entry.size > MAX_BOOTSTRAP_FILE_BYTES
+    }
     return compose(reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes)
 
 

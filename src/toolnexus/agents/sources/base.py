@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import BootstrapError
@@ -82,9 +81,11 @@ class Entry(NamedTuple):
     size: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """What one batch read found, and where the home turned out to be (e.g. a folder in a bundle)."""
+class Reading(NamedTuple):
+    """What one batch read found, and where the home turned out to be (e.g. a folder in a bundle).
+
+    A named tuple for the same reason as :class:`Entry`: one is built per composition.
+    """
 
     location: str
     entries: dict[str, Entry]
