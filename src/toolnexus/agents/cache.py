@@ -156,7 +156,14 @@ class SoulCache:
         return True
 
     def _after(self, key: Hashable, old: Snapshot | None, snapshot: Snapshot) -> tuple[str, list[str]]:
-        confirmed = _Held(snapshot, self._clock())
+        now = self._clock()
+        if old is snapshot:  # unchanged: the hot path
+            held = self._held.get(key)
+            if held is not None and held.snapshot is snapshot:
+                held.confirmed = now
+                self.stats.revalidated += 1
+                return snapshot.soul, list(snapshot.found)
+        confirmed = _Held(snapshot, now)
         with self._lock:
             if old is None:
                 self.stats.misses += 1

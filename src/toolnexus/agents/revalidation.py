@@ -96,20 +96,26 @@ def _from_reading(reading: Reading, old: Snapshot | None, tag: Hashable | None) 
     return snapshot(reading.location, files, tag, old)
 
 
-def _stat_validator(info: os.stat_result, now: float) -> Hashable | None:
+def _stat_validator(info: os.stat_result, trusted_before_ns: int) -> Hashable | None:
     """The stat that proves a file unchanged, or ``None`` while it is too recent to trust."""
-    if max(info.st_mtime_ns, info.st_ctime_ns) > (now - RACY_SECONDS) * 1e9:
+    if info.st_mtime_ns >= trusted_before_ns or info.st_ctime_ns >= trusted_before_ns:
         return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    return (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def _revalidate_local(source: LocalSource, old: Snapshot | None) -> Snapshot:
+    """One scan, one ``fstatat`` per present file; only files whose stat changed are read.
+
+    When nothing changed the old snapshot itself is returned: the hot path builds nothing.
+    """
     now = _now()
+    trusted_before_ns = int((now - RACY_SECONDS) * 1e9)
     dir_fd, listing = source.scan()
     if listing is None:
-        return _revalidate_local_bundle(source, old, now)
+        return _revalidate_local_bundle(source, old, trusted_before_ns)
     previous = {} if old is None else old.files
     files: dict[str, CachedFile] = {}
+    changed = old is None
     try:
         for name in BOOTSTRAP_ORDER:
             dir_entry = listing.get(name)
@@ -118,7 +124,7 @@ def _revalidate_local(source: LocalSource, old: Snapshot | None) -> Snapshot:
             validator: Hashable | None = None
             if dir_entry.is_file(follow_symlinks=False):
                 try:
-                    validator = _stat_validator(dir_entry.stat(follow_symlinks=False), now)
+                    validator = _stat_validator(dir_entry.stat(follow_symlinks=False), trusted_before_ns)
                 except FileNotFoundError:
                     continue
                 except OSError as error:
@@ -127,21 +133,24 @@ def _revalidate_local(source: LocalSource, old: Snapshot | None) -> Snapshot:
                 if validator is not None and kept is not None and kept.validator == validator:
                     files[name] = kept
                     continue
+            changed = True
             entry = source.read_listed(dir_fd, dir_entry, LIMIT)
             if entry is not None and entry.data is not None:
                 files[name] = CachedFile(validator, _section(source.location, name, entry.data, entry.size))
     finally:
         if dir_fd is not None:
             os.close(dir_fd)
+    if old is not None and not changed and len(files) == len(previous):
+        return old
     return snapshot(source.location, files, None, old)
 
 
-def _revalidate_local_bundle(source: LocalSource, old: Snapshot | None, now: float) -> Snapshot:
+def _revalidate_local_bundle(source: LocalSource, old: Snapshot | None, trusted_before_ns: int) -> Snapshot:
     try:
         info = os.stat(source.root)
     except OSError as error:
         raise read_error(error, source.location, None) from error
-    tag = _stat_validator(info, now) if stat.S_ISREG(info.st_mode) else None
+    tag = _stat_validator(info, trusted_before_ns) if stat.S_ISREG(info.st_mode) else None
     if tag is not None and old is not None and old.tag == tag:
         return old
     return _from_reading(source.bundle().read_entries(BOOTSTRAP_ORDER, LIMIT), old, tag)
