@@ -54,10 +54,12 @@ def target_cache_s3(s3: S3, rounds: int, latency: float) -> list[Row]:
         plain_bytes = plain.bytes_sent
         cache.compose_soul(url, storage_options=options)
         trips: list[float] = []
+
+        def again(cache: SoulCache = cache, url: str = url) -> object:
+            return cache.compose_soul(url, storage_options=options)
+
         for _ in range(rounds):
-            elapsed, proxy = s3.observe(
-                lambda url=url: cache.compose_soul(url, storage_options=options), latency
-            )
+            elapsed, proxy = s3.observe(again, latency)
             trips.append(elapsed / latency)
         statuses = sorted(str(r.response_status) for r in proxy.requests)
         conditional = all(r.headers.get("if-none-match") for r in proxy.requests if r.response_status == 304)
