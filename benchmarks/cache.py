@@ -7,7 +7,7 @@ import statistics
 import time
 from pathlib import Path
 
-from benchmarks.harness import KIB, Row, fmt_bytes, fmt_time, interleaved, median_ratio
+from benchmarks.harness import KIB, Row, fmt_bytes, fmt_time, interleaved_cpu, median_ratio
 from benchmarks.personas import bundle_bytes, typical_files, write_home
 from benchmarks.remote import _by_method
 from benchmarks.servers import BUCKET, S3
@@ -25,17 +25,18 @@ def target_cache_local(home: Path, rounds: int, number: int) -> Row:
     time.sleep(max(0.0, newest + RACY_SECONDS + 0.1 - time.time()))
     cache = SoulCache()
     assert cache.compose_soul(home) == compose_soul(home)
-    times = interleaved(
+    times, wall = interleaved_cpu(
         {"cached": lambda: cache.compose_soul(home), "uncached": lambda: compose_soul(home)},
         rounds=rounds,
         number=number,
     )
     ratio = median_ratio(times["cached"], times["uncached"])
+    wall_ratio = median_ratio(wall["cached"], wall["uncached"])
     return Row(
         "5 cache",
-        "unchanged local persona (6 × 3 KB), revalidated",
+        "unchanged local persona (6 × 3 KB), revalidated, CPU",
         fmt_time(statistics.median(times["cached"])),
-        f"compose_soul {fmt_time(statistics.median(times['uncached']))}",
+        f"compose_soul {fmt_time(statistics.median(times['uncached']))} (wall {wall_ratio:.2f}×)",
         ratio,
         requests="1 scandir + 6 fstatat, no read",
         limit="≤ 0.5×",
