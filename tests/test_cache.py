@@ -318,3 +318,19 @@ def test_async_s3_revalidation_runs_on_the_filesystems_loop(
     first, second = asyncio.run(twice())
     assert first == second == expected
     assert sorted(r.response_status or 0 for r in proxy.requests[:7]) == [304] * 6 + [404]
+
+
+def test_chained_url_bundle_on_s3_revalidates_by_etag(
+    proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+) -> None:
+    from toolnexus.agents.bundling import bundle_bytes  # noqa: PLC0415
+
+    name, put = bucket
+    put({"a.zip": bundle_bytes(PERSONA)})
+    url, options = f"zip://::s3://{name}/a.zip", {"s3": via_proxy}
+    cache = SoulCache()
+    first = cache.compose_soul(url, storage_options=options)
+    assert first == compose_soul(url, storage_options=options)
+    proxy.reset()
+    assert cache.compose_soul(url, storage_options=options) == first
+    assert [(r.method, r.response_status) for r in proxy.requests] == [("GET", 304)]

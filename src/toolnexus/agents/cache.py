@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .revalidation import Snapshot, is_s3_home, read_fully, revalidate_s3_home, revalidate_sync
-from .sources import BootstrapSource, FsspecSource, LocalSource, resolve
+from .sources import BootstrapSource, BundleSource, FsspecSource, LocalSource, resolve
 
 __all__ = ["CacheStats", "SoulCache"]
 
@@ -219,11 +219,23 @@ async def _revalidate_async(source: BootstrapSource, old: Snapshot | None) -> Sn
 
 
 def _key(source: BootstrapSource) -> Hashable:
-    """Which cached persona a source is: its kind, location and the filesystem's identity."""
+    """Which cached persona a source is.
+
+    Stat- and ETag-validated backends are keyed by what identifies the bytes (the local path and
+    symlink policy; the location, folder and the filesystem's ``_fs_token``, so two endpoints never
+    share entries). Every other source is revalidated by content hash, so a key shared by two
+    different sources costs decoding, never correctness.
+    """
     if isinstance(source, LocalSource):
         return ("local", source.root, source.follow_external_symlinks)
+    if isinstance(source, BundleSource) and source.s3_archive is not None:
+        return ("s3-bundle", source.location, source.folder, _token(source.s3_archive[0]))
     fs = getattr(source, "fs", None)
     if fs is not None:
-        token = getattr(fs, "_fs_token", None) or id(fs)
-        return (type(source).__name__, source.location, token)
-    return ("source", id(source), source.location)
+        return (type(source).__name__, source.location, _token(fs))
+    return (type(source).__qualname__, source.location, getattr(source, "folder", None))
+
+
+def _token(fs: Any) -> Hashable:
+    token: Hashable = getattr(fs, "_fs_token", None) or id(fs)
+    return token

@@ -23,7 +23,7 @@ import stat
 import time
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from .errors import read_error
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
@@ -192,24 +192,21 @@ async def revalidate_s3_home(source: FsspecSource, old: Snapshot | None) -> Snap
     return snapshot(source.location, files, None, old)
 
 
-def _revalidate_s3_bundle(source: FsspecSource, old: Snapshot | None) -> Snapshot | None:
-    etag = None if old is None else old.tag
+def _revalidate_s3_bundle(
+    fs: Any, path: str, location: str, folder: str | None, old: Snapshot | None
+) -> Snapshot | None:
+    """One conditional suffix-range GET: a 304 keeps everything; otherwise the new bundle is read."""
+    etag = old.tag if old is not None and isinstance(old.tag, str) else None
     try:
-        archive = open_tail_archive(
-            source.fs,
-            source.path,
-            BOOTSTRAP_ORDER,
-            LIMIT,
-            if_none_match=etag if isinstance(etag, str) else None,
-        )
+        archive = open_tail_archive(fs, path, BOOTSTRAP_ORDER, LIMIT, folder=folder, if_none_match=etag)
     except FileNotFoundError:
         return None  # not an object (a folder named *.zip, or nothing): the usual read decides
     except Exception as error:
-        raise read_error(error, source.location, None) from error
+        raise read_error(error, location, None) from error
     if isinstance(archive, NotModified):
         assert old is not None
         return old
-    bundle = BundleSource(lambda: cast(IO[bytes], archive), source.location)
+    bundle = BundleSource(lambda: cast(IO[bytes], archive), location, folder)
     return _from_reading(bundle.read_entries(BOOTSTRAP_ORDER, LIMIT), old, archive.etag)
 
 
@@ -235,7 +232,10 @@ def revalidate_sync(source: BootstrapSource, old: Snapshot | None) -> Snapshot:
         fresh = run_on_loop(source.fs, revalidate_s3_home, source, old)
     elif _is_s3_zip(source):
         assert isinstance(source, FsspecSource)
-        fresh = _revalidate_s3_bundle(source, old)
+        fresh = _revalidate_s3_bundle(source.fs, source.path, source.location, None, old)
+    elif isinstance(source, BundleSource) and source.s3_archive is not None:
+        fs, path = source.s3_archive
+        fresh = _revalidate_s3_bundle(fs, path, source.location, source.folder, old)
     if fresh is not None:
         return fresh
     return read_fully(source, old)

@@ -59,6 +59,9 @@ class BundleSource(SourceBase):
     ``None`` applies the single-top-level-folder rule.
     """
 
+    #: ``(fs, path)`` of a bundle on S3, read from its tail: lets SoulCache revalidate it by ETag.
+    s3_archive: tuple[Any, str] | None = None
+
     def __init__(self, open_archive: ArchiveOpener, location: str, folder: str | None = None) -> None:
         self.open_archive = open_archive
         self.location = location
@@ -85,7 +88,9 @@ class BundleSource(SourceBase):
         if file.fs is None:
             return cls.from_file(file.path, folder)
         if is_s3(file.fs):  # no HEAD: the tail's Content-Range gives the size (see s3_bundle)
-            return cls(tail_opener(file.fs, file.path, folder), file.location, folder)
+            bundle = cls(tail_opener(file.fs, file.path, folder), file.location, folder)
+            bundle.s3_archive = (file.fs, file.path)
+            return bundle
         opener = functools.partial(open_archive, file.fs, file.path, file.info)
         return cls(opener, file.location, folder)
 
