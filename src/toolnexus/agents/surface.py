@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose, compose_report
-from .sources import Location, Reading, read_entries, read_entries_async, resolve
+from .sources import LocalSource, Location, Reading, read_entries, read_entries_async, resolve
 
 if TYPE_CHECKING:
     from .cache import SoulCache
@@ -87,7 +87,14 @@ def compose_soul(
         return cache.compose_soul(
             dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
         )
-    return _soul(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=False))
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+    )
+    if isinstance(source, LocalSource):  # the local hot path: plain bytes when nothing needs more
+        prefixes = source.read_prefixes(BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
+        if prefixes is not None:
+            return compose(source.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES)
+    return _soul(read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))
 
 
 async def compose_soul_async(

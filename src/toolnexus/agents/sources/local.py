@@ -77,6 +77,9 @@ class LocalSource(SourceBase):
         registry decides): opening it as a directory is what tells, so a composition costs no
         ``stat`` up front.
         """
+        prefixes = self.read_prefixes(names, limit)
+        if prefixes is not None:
+            return Reading(self.location, {name: Entry(data, len(data)) for name, data in prefixes.items()})
         dir_fd, listing = self.scan()
         if listing is None:
             return self.bundle().read_entries(names, limit, exact_sizes=exact_sizes)
@@ -84,37 +87,55 @@ class LocalSource(SourceBase):
             entries: dict[str, Entry] = {}
             for name in names:
                 dir_entry = listing.get(name)
-                if dir_entry is None:
-                    continue
-                # The common case, flat (it is most of a composition): a regular file within the
-                # cap, read whole — same flags, same dir_fd, one bounded read. Anything else
-                # (symlink, not regular, over the cap, changed size, any error) goes the careful
-                # way below, which also names the file in errors.
-                if dir_fd is not None and dir_entry.is_file(follow_symlinks=False):
-                    try:
-                        fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
-                    except OSError:
-                        fd = -1
-                    if fd >= 0:
-                        try:
-                            info = os.fstat(fd)
-                            size = info.st_size
-                            if size <= limit and stat.S_ISREG(info.st_mode):
-                                data = os.read(fd, size + 1)
-                                if len(data) == size:
-                                    entries[name] = Entry(data, size)
-                                    continue
-                        except OSError:
-                            pass
-                        finally:
-                            os.close(fd)
-                entry = self.read_listed(dir_fd, dir_entry, limit)
-                if entry is not None:
-                    entries[name] = entry
+                if dir_entry is not None:
+                    entry = self.read_listed(dir_fd, dir_entry, limit)
+                    if entry is not None:
+                        entries[name] = entry
             return Reading(self.location, entries)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
+
+    def read_prefixes(self, names: Sequence[str], limit: int) -> dict[str, bytes] | None:
+        """The common case, flat (it is most of a local composition): ``{name: bytes}`` when every
+        present name is a regular file within the cap, read whole; ``None`` otherwise.
+
+        Same scan, same flags, same ``dir_fd`` and the same single bounded read as the careful
+        path. Anything else — a symlink, a non-regular file, a file over the cap or whose size
+        changed, any error, a home that is a file — returns ``None``, and :meth:`read_entries`
+        reads the home the careful way (which applies the symlink rule and names files in errors).
+        """
+        try:
+            dir_fd, listing = self.scan()
+        except OSError:
+            return None
+        if listing is None or dir_fd is None:
+            return None
+        prefixes: dict[str, bytes] = {}
+        try:
+            for name in names:
+                dir_entry = listing.get(name)
+                if dir_entry is None:
+                    continue
+                if not dir_entry.is_file(follow_symlinks=False):
+                    return None
+                fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
+                try:
+                    info = os.fstat(fd)
+                    size = info.st_size
+                    if size > limit or not stat.S_ISREG(info.st_mode):
+                        return None
+                    data = os.read(fd, size + 1)
+                finally:
+                    os.close(fd)
+                if len(data) != size:
+                    return None
+                prefixes[name] = data
+            return prefixes
+        except OSError:
+            return None
+        finally:
+            os.close(dir_fd)
 
     def scan(self) -> tuple[int | None, dict[str, os.DirEntry[str]] | None]:
         """``(dir_fd, {name: entry})`` of the home; the listing is ``None`` when the home is a file.
