@@ -91,9 +91,10 @@ def compose_soul(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
     if isinstance(source, LocalSource):  # the local hot path: plain bytes when nothing needs more
-        prefixes = source.read_prefixes(BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
-        if prefixes is not None:
-            return compose(source.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES)
+        read = source.read_fast(BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
+        if not isinstance(read, Reading):
+            return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES)
+        return _soul(read)
     return _soul(read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))
 
 

@@ -77,13 +77,30 @@ class LocalSource(SourceBase):
         registry decides): opening it as a directory is what tells, so a composition costs no
         ``stat`` up front.
         """
-        prefixes = self.read_prefixes(names, limit)
-        if prefixes is not None:
-            return Reading(self.location, {name: Entry(data, len(data)) for name, data in prefixes.items()})
+        read = self.read_fast(names, limit, exact_sizes=exact_sizes)
+        if isinstance(read, Reading):
+            return read
+        return Reading(self.location, {name: Entry(data, len(data)) for name, data in read.items()})
+
+    def read_fast(
+        self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
+    ) -> dict[str, bytes] | Reading:
+        """:meth:`read_entries`, but in the common case just ``{name: bytes}`` (what
+        ``compose_soul`` needs): every present name a regular file within the cap, read whole.
+
+        That case is read flat (it is most of a local composition): same scan, flags, ``dir_fd``
+        and single bounded read as the careful path. On anything else — a symlink, a non-regular
+        file, a file over the cap or whose size changed, an error — the same listing is read again
+        the careful way (:meth:`read_listed`: the symlink rule, errors naming the file).
+        """
         dir_fd, listing = self.scan()
         if listing is None:
             return self.bundle().read_entries(names, limit, exact_sizes=exact_sizes)
         try:
+            if dir_fd is not None:
+                prefixes = self._read_plain(dir_fd, listing, names, limit)
+                if prefixes is not None:
+                    return prefixes
             entries: dict[str, Entry] = {}
             for name in names:
                 dir_entry = listing.get(name)
@@ -96,46 +113,37 @@ class LocalSource(SourceBase):
             if dir_fd is not None:
                 os.close(dir_fd)
 
-    def read_prefixes(self, names: Sequence[str], limit: int) -> dict[str, bytes] | None:
-        """The common case, flat (it is most of a local composition): ``{name: bytes}`` when every
-        present name is a regular file within the cap, read whole; ``None`` otherwise.
-
-        Same scan, same flags, same ``dir_fd`` and the same single bounded read as the careful
-        path. Anything else — a symlink, a non-regular file, a file over the cap or whose size
-        changed, any error, a home that is a file — returns ``None``, and :meth:`read_entries`
-        reads the home the careful way (which applies the symlink rule and names files in errors).
-        """
-        try:
-            dir_fd, listing = self.scan()
-        except OSError:
-            return None
-        if listing is None or dir_fd is None:
-            return None
+    def _read_plain(
+        self, dir_fd: int, listing: dict[str, os.DirEntry[str]], names: Sequence[str], limit: int
+    ) -> dict[str, bytes] | None:
+        """The common case of :meth:`read_fast`, or ``None`` when the careful path must decide."""
         prefixes: dict[str, bytes] = {}
-        try:
-            for name in names:
-                dir_entry = listing.get(name)
-                if dir_entry is None:
-                    continue
-                if not dir_entry.is_file(follow_symlinks=False):
+        for name in names:
+            dir_entry = listing.get(name)
+            if dir_entry is None:
+                continue
+            if not dir_entry.is_file(follow_symlinks=False):
+                return None
+            try:
+                fd = self._open_listed(dir_fd, dir_entry)  # swapped for a symlink: an error
+            except BootstrapError:
+                raise
+            except OSError:
+                return None
+            try:
+                info = os.fstat(fd)
+                size = info.st_size
+                if size > limit or not stat.S_ISREG(info.st_mode):
                     return None
-                fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
-                try:
-                    info = os.fstat(fd)
-                    size = info.st_size
-                    if size > limit or not stat.S_ISREG(info.st_mode):
-                        return None
-                    data = os.read(fd, size + 1)
-                finally:
-                    os.close(fd)
-                if len(data) != size:
-                    return None
-                prefixes[name] = data
-            return prefixes
-        except OSError:
-            return None
-        finally:
-            os.close(dir_fd)
+                data = os.read(fd, size + 1)
+            except OSError:
+                return None
+            finally:
+                os.close(fd)
+            if len(data) != size:
+                return None
+            prefixes[name] = data
+        return prefixes
 
     def scan(self) -> tuple[int | None, dict[str, os.DirEntry[str]] | None]:
         """``(dir_fd, {name: entry})`` of the home; the listing is ``None`` when the home is a file.
