@@ -73,6 +73,8 @@ async def get_object(
     cannot satisfy (416), raises :class:`ObjectChangedError` for a failed ``If-Match`` (412) and
     ``FileNotFoundError`` for a missing key; other failures propagate as s3fs raises them.
     """
+    from s3fs.core import _error_wrapper  # noqa: PLC0415  (s3fs is an optional extra)
+
     bucket, key, version = fs.split_path(path)
     arguments: dict[str, Any] = {"Bucket": bucket, "Key": key, "Range": byte_range}
     if version:
@@ -81,8 +83,18 @@ async def get_object(
         arguments["IfNoneMatch"] = if_none_match
     if if_match is not None:
         arguments["IfMatch"] = if_match
-    try:
+
+    async def call_and_read() -> tuple[dict[str, Any], bytes]:
         response = await fs._call_s3("get_object", **arguments)
+        body = response["Body"]
+        try:
+            return response, bytes(await body.read())
+        finally:
+            body.close()
+
+    try:
+        # Retried as s3fs's own cat_file is: a body cut short is read again, whole.
+        response, data = await _error_wrapper(call_and_read, retries=fs.retries)
     except FileNotFoundError:
         raise
     except OSError as error:
@@ -94,11 +106,6 @@ async def get_object(
         if code == "InvalidRange":
             return S3Object(b"", None, 0)
         raise
-    body = response["Body"]
-    try:
-        data = bytes(await body.read())
-    finally:
-        body.close()
     return S3Object(data, response.get("ETag"), _object_size(response, len(data)))
 
 
