@@ -125,10 +125,10 @@ class LocalSource(SourceBase):
             if not dir_entry.is_file(follow_symlinks=False):
                 return None
             try:
-                fd = self._open_listed(dir_fd, dir_entry)  # swapped for a symlink: an error
-            except BootstrapError:
-                raise
-            except OSError:
+                fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
+            except OSError as error:
+                if error.errno in _NOFOLLOW_ERRNOS:  # swapped for a symlink since the scan
+                    raise self._became_symlink(name) from error
                 return None
             try:
                 info = os.fstat(fd)
@@ -226,8 +226,11 @@ class LocalSource(SourceBase):
         except OSError as error:
             if error.errno not in _NOFOLLOW_ERRNOS:
                 raise
-            reason = "became a symlink after it was scanned; not followed (compose again to apply the rule)"
-            raise BootstrapError(f"{dir_entry.name} in {self.location} {reason}") from error
+            raise self._became_symlink(dir_entry.name) from error
+
+    def _became_symlink(self, name: str) -> BootstrapError:
+        reason = "became a symlink after it was scanned; not followed (compose again to apply the rule)"
+        return BootstrapError(f"{name} in {self.location} {reason}")
 
     def _read_symlink(self, name: str, limit: int) -> Entry:
         link = os.path.join(self.root, name)
