@@ -53,6 +53,23 @@ def aged(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(revalidation, "_now", lambda: time.time() + 2 * revalidation.RACY_SECONDS)
 
 
+def after_a_timestamp_tick(home: Path) -> None:
+    """Wait, on the filesystem itself, until a write gets a later ctime than anything in ``home``.
+
+    With the racy window switched off (``aged``) a change within the same timestamp tick would be
+    invisible by design; this makes the change the test makes next land in a later tick.
+    """
+    newest = max(path.stat().st_ctime_ns for path in [home, *home.iterdir()])
+    probe = home.parent / f".tick-{home.name}"
+    deadline = time.monotonic() + 10
+    while True:
+        probe.write_bytes(b"tick")
+        if probe.stat().st_ctime_ns > newest:
+            break
+        assert time.monotonic() < deadline, "the filesystem clock did not advance"
+    probe.unlink()
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -75,14 +92,20 @@ def test_local_cached_soul_is_exactly_compose_soul(tmp_path: Path) -> None:
     assert cache.stats.revalidated == 1
 
 
-def test_unchanged_local_files_are_not_read_again(tmp_path: Path, reads: list[int], aged: None) -> None:
+def test_unchanged_local_files_are_not_read_again(
+    tmp_path: Path, reads: list[int], aged: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = write_home(tmp_path / "aster", PERSONA)
     cache = SoulCache()
     first = cache.compose_soul(home)
     assert len(reads) == 6
     reads.clear()
+    listings: list[object] = []
+    real_listdir = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda *args: listings.append(args) or real_listdir(*args))
     assert cache.compose_soul(home) == first
     assert reads == []
+    assert listings == []  # the folder's unchanged stat proves its listing unchanged
 
 
 def test_recent_files_are_read_every_call_until_they_age(tmp_path: Path, reads: list[int]) -> None:
@@ -110,6 +133,7 @@ def test_every_local_change_is_seen_on_the_next_call(tmp_path: Path, aged: None,
     home = write_home(tmp_path / "aster", PERSONA)
     cache = SoulCache()
     cache.compose_soul(home)
+    after_a_timestamp_tick(home)
     if change == "rewrite":
         data = (home / "SOUL.md").read_bytes()
         (home / "SOUL.md").write_bytes(data.upper())
@@ -136,6 +160,7 @@ def test_local_bundle_revalidates_by_its_stat(tmp_path: Path, reads: list[int], 
     reads.clear()
     cache.compose_soul(bundle)
     assert reads == []
+    after_a_timestamp_tick(tmp_path)
     write_bundle(write_home(tmp_path / "birch", {"SOUL.md": b"Birch."}), bundle, force=True)
     assert cache.compose_soul(bundle) == ("## SOUL.md\n\nBirch.", ["SOUL.md"])
 

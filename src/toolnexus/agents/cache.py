@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from .revalidation import Snapshot, is_s3_home, read_fully, revalidate_s3_home, revalidate_sync
@@ -86,6 +87,8 @@ class SoulCache:
         self.stats = CacheStats()
         self._clock = clock
         self._held: OrderedDict[Hashable, _Held] = OrderedDict()
+        #: Locations already resolved (sources hold no state that can go stale: each call reads).
+        self._sources: dict[Hashable, tuple[BootstrapSource, Hashable]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -95,6 +98,7 @@ class SoulCache:
         """Forget every persona."""
         with self._lock:
             self._held.clear()
+            self._sources.clear()
 
     def compose_soul(
         self,
@@ -105,10 +109,7 @@ class SoulCache:
         follow_external_symlinks: bool = False,
     ) -> tuple[str, list[str]]:
         """:func:`compose_soul`, revalidating what this cache holds for ``dir``."""
-        source = resolve(
-            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
-        )
-        key = _key(source)
+        source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks)
         held = self._before(key)
         if held is not None and self._fresh(held):
             return self._serve(held.snapshot)
@@ -128,10 +129,7 @@ class SoulCache:
         follow_external_symlinks: bool = False,
     ) -> tuple[str, list[str]]:
         """:meth:`compose_soul` for event loops: S3 revalidates on s3fs's loop, others in a thread."""
-        source = resolve(
-            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
-        )
-        key = _key(source)
+        source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks)
         held = self._before(key)
         if held is not None and self._fresh(held):
             return self._serve(held.snapshot)
@@ -141,6 +139,26 @@ class SoulCache:
         except OSError as error:
             return self._failed(key, held, error)
         return self._after(key, old, snapshot)
+
+    def _resolve(
+        self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
+    ) -> tuple[BootstrapSource, Hashable]:
+        """The source and its cache key; an absolute path or URL given alone is resolved once."""
+        memo: Hashable | None = None
+        if storage_options is None and fs is None and isinstance(dir, str | PurePath):
+            text = os.fspath(dir)
+            if text.startswith("/") or "://" in text:  # a relative path follows the working folder
+                memo = (text, follow)
+                known = self._sources.get(memo)
+                if known is not None:
+                    return known
+        source = resolve(dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow)
+        resolved = (source, _key(source))
+        if memo is not None:
+            if len(self._sources) >= 2 * self.max_personas:
+                self._sources.clear()
+            self._sources[memo] = resolved
+        return resolved
 
     def _before(self, key: Hashable) -> _Held | None:
         with self._lock:

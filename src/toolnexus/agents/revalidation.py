@@ -28,6 +28,7 @@ from typing import IO, Any, cast
 from .errors import read_error
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
 from .sources import BootstrapSource, BundleSource, FsspecSource, LocalSource, Reading, read_entries
+from .sources.local import DIR_FLAGS, HAS_DIR_FD
 from .sources.registry import kind_by_name
 from .sources.s3_bundle import open_tail_archive
 from .sources.s3_requests import NotModified, S3Object, get_object, is_s3, run_on_loop
@@ -40,6 +41,7 @@ __all__ = ["RACY_SECONDS", "CachedFile", "Snapshot", "read_fully", "revalidate_s
 RACY_SECONDS = 3.0
 
 LIMIT = MAX_BOOTSTRAP_FILE_BYTES
+_BOOTSTRAP_NAMES = frozenset(BOOTSTRAP_ORDER)
 
 #: The wall clock file timestamps are compared with (a seam for tests that age files).
 _now = time.time
@@ -104,45 +106,59 @@ def _stat_validator(info: os.stat_result, trusted_before_ns: int) -> Hashable | 
 
 
 def _revalidate_local(source: LocalSource, old: Snapshot | None) -> Snapshot:
-    """One scan, one ``fstatat`` per present file; only files whose stat changed are read.
+    """One ``fstat`` of the folder (a listing only if it changed), one ``fstatat`` per present name;
+    only files whose stat changed are read (through the source's own read, so the symlink rule
+    and its errors apply unchanged).
 
     When nothing changed the old snapshot itself is returned: the hot path builds nothing.
     """
-    now = _now()
-    trusted_before_ns = int((now - RACY_SECONDS) * 1e9)
-    dir_fd, listing = source.scan()
-    if listing is None:
+    if not HAS_DIR_FD:
+        return read_fully(source, old)
+    trusted_before_ns = int((_now() - RACY_SECONDS) * 1e9)
+    try:
+        dir_fd = os.open(source.root, DIR_FLAGS)
+    except NotADirectoryError:
         return _revalidate_local_bundle(source, old, trusted_before_ns)
+    except OSError:
+        return read_fully(source, old)  # the source's read raises the right error
     previous = {} if old is None else old.files
     files: dict[str, CachedFile] = {}
-    changed = old is None
+    stale: dict[str, Hashable | None] = {}
     try:
+        # The folder's own stat proves its listing unchanged (an added, removed or renamed entry
+        # changes the folder's mtime and ctime), with the same racy window as for files.
+        listing = _stat_validator(os.fstat(dir_fd), trusted_before_ns)
+        if listing is not None and old is not None and isinstance(old.tag, tuple) and old.tag[0] == listing:
+            present: frozenset[str] = old.tag[1]
+        else:
+            present = _BOOTSTRAP_NAMES.intersection(os.listdir(dir_fd))
+        tag = (listing, present)
         for name in BOOTSTRAP_ORDER:
-            dir_entry = listing.get(name)
-            if dir_entry is None:
+            if name not in present:
                 continue
-            validator: Hashable | None = None
-            if dir_entry.is_file(follow_symlinks=False):
-                try:
-                    validator = _stat_validator(dir_entry.stat(follow_symlinks=False), trusted_before_ns)
-                except FileNotFoundError:
-                    continue
-                except OSError as error:
-                    raise read_error(error, source.location, name) from error
-                kept = previous.get(name)
-                if validator is not None and kept is not None and kept.validator == validator:
-                    files[name] = kept
-                    continue
-            changed = True
-            entry = source.read_listed(dir_fd, dir_entry, LIMIT)
-            if entry is not None and entry.data is not None:
-                files[name] = CachedFile(validator, _section(source.location, name, entry.data, entry.size))
+            try:
+                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                raise read_error(error, source.location, name) from error
+            validator = _stat_validator(info, trusted_before_ns) if stat.S_ISREG(info.st_mode) else None
+            kept = previous.get(name)
+            if validator is not None and kept is not None and kept.validator == validator:
+                files[name] = kept
+            else:
+                stale[name] = validator
     finally:
-        if dir_fd is not None:
-            os.close(dir_fd)
-    if old is not None and not changed and len(files) == len(previous):
+        os.close(dir_fd)
+    if not stale and old is not None and len(files) == len(previous) and old.tag == tag:
         return old
-    return snapshot(source.location, files, None, old)
+    if stale:
+        reading = source.read_entries(list(stale), LIMIT)
+        for name, entry in reading.entries.items():
+            if entry.data is not None:
+                section = _section(source.location, name, entry.data, entry.size)
+                files[name] = CachedFile(stale[name], section)
+    return snapshot(source.location, files, tag, old)
 
 
 def _revalidate_local_bundle(source: LocalSource, old: Snapshot | None, trusted_before_ns: int) -> Snapshot:

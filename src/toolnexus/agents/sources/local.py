@@ -32,8 +32,8 @@ _OPEN_FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
     | getattr(os, "O_BINARY", 0)
 )
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-_HAS_DIR_FD = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
+DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+HAS_DIR_FD = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
 #: What ``open(O_NOFOLLOW)`` of a symlink fails with: ELOOP (Linux, macOS), EMLINK (FreeBSD).
 _NOFOLLOW_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
 _PROC_FD = "/proc/self/fd" if sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd") else None
@@ -152,8 +152,8 @@ class LocalSource(SourceBase):
         """
         dir_fd: int | None = None
         try:
-            if _HAS_DIR_FD:
-                dir_fd = os.open(self.root, _DIR_FLAGS)
+            if HAS_DIR_FD:
+                dir_fd = os.open(self.root, DIR_FLAGS)
             with os.scandir(self.root if dir_fd is None else dir_fd) as scan:
                 return dir_fd, {entry.name: entry for entry in scan}
         except FileNotFoundError:
