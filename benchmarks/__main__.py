@@ -1,4 +1,4 @@
-"""Run every performance target of issue 3 against its baseline, in one run: ``python -m benchmarks``.
+"""Run every performance target (issues 3 and 12) against its baseline, in one run: ``python -m benchmarks``.
 
 Prints a Markdown table and writes the same figures as JSON (and, with matplotlib, a PNG of the
 scaling curves) to ``benchmarks/results/`` — or to ``--out``. ``--quick`` is a smoke run.
@@ -14,9 +14,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import layers, local, remote
+from benchmarks import cache, fleet, layers, local, remote
 from benchmarks.harness import MIB, Row, table, write_json
 from benchmarks.plot import plot_scaling
+from benchmarks.servers import s3_environment
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class Plan:
     latency: float
     fleet_latency: float
     fleet_rounds: int
+    fleet_counts: list[int]
+    short_latency: float
     persona_counts: list[int]
     sizes: list[int]
 
@@ -42,6 +45,8 @@ FULL = Plan(
     latency=0.2,
     fleet_latency=0.5,
     fleet_rounds=3,
+    fleet_counts=[50, 100],
+    short_latency=0.05,
     persona_counts=[1, 2, 4, 8, 16, 32, 64],
     sizes=[k * 1024 for k in (4, 16, 64, 256, 512, 1024, 1536, 2048, 4096, 16384, 65536)],
 )
@@ -54,32 +59,40 @@ QUICK = Plan(
     latency=0.2,
     fleet_latency=0.5,
     fleet_rounds=1,
+    fleet_counts=[50],
+    short_latency=0.05,
     persona_counts=[1, 4, 16],
     sizes=[k * 1024 for k in (16, 512, 2048, 8192)],
 )
 
 
-def run(plan: Plan, work: Path, quick: bool) -> tuple[list[Row], dict[str, object]]:
+def run(plan: Plan, work: Path) -> tuple[list[Row], dict[str, object]]:
     def step(label: str) -> None:
         print(f"… {label}", file=sys.stderr, flush=True)
 
     rows: list[Row] = []
+    cached_home = cache.cached_home(work)
     step("local speed")
-    rows.append(local.target_local_speed(work, plan.rounds, plan.local_calls))
+    rows += local.target_local_speed(work, plan.rounds, plan.local_calls)
     step("bounded bytes: sparse file, zip bomb")
     rows.append(local.target_sparse(work, plan.rounds, plan.huge))
     rows.append(local.target_zip_bomb(work, plan.bomb))
-    with remote.s3_environment() as s3:
+    step("cache: local")
+    rows.append(cache.target_cache_local(cached_home, plan.rounds, plan.local_calls))
+    with s3_environment() as s3:
         step("S3: 8 MiB object")
         rows.append(remote.target_big_object(s3))
         step("S3: one round trip")
         rows += remote.target_one_round_trip(s3, plan.rounds, plan.latency)
-        step("S3: bundle with a large asset")
-        rows += remote.target_bundle(s3, plan.asset, plan.latency)
+        rows.append(remote.target_where_time_goes(s3, plan.rounds, plan.short_latency))
+        step("S3: bundles")
+        rows += remote.target_bundle(s3, plan.asset, plan.rounds, plan.latency)
         step("S3: three layers")
         rows.append(layers.target_layers(s3, plan.fleet_rounds + 2, plan.fleet_latency))
-        step("S3: async fleet")
-        rows.append(remote.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency, not quick))
+        step("S3: cache")
+        rows += cache.target_cache_s3(s3, plan.rounds, plan.latency)
+        step("S3: fleets")
+        rows += fleet.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency, plan.fleet_counts)
     step("scaling")
     scaling_rows, curves = local.scaling(work, plan.rounds, plan.persona_counts, plan.sizes)
     rows += scaling_rows
@@ -95,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = QUICK if args.quick else FULL
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="toolnexus-bench-") as scratch:
-        rows, curves = run(plan, Path(scratch), args.quick)
+        rows, curves = run(plan, Path(scratch))
     command = "python -m benchmarks" + (" --quick" if args.quick else "")
     print(table(rows))
     payload = {"command": command, "quick": args.quick, "seconds": time.perf_counter() - started}

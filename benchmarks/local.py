@@ -10,7 +10,16 @@ from typing import Any
 
 from fsspec.implementations.local import LocalFileSystem
 
-from benchmarks.harness import MIB, Row, fmt_bytes, fmt_time, interleaved, linear_fit, median_ratio
+from benchmarks.harness import (
+    MIB,
+    Row,
+    fmt_bytes,
+    fmt_time,
+    interleaved,
+    interleaved_cpu,
+    linear_fit,
+    median_ratio,
+)
 from benchmarks.personas import typical_files, write_home, write_sized, write_zip_bomb
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul
 
@@ -34,6 +43,20 @@ def plain_loop(home: str) -> tuple[str, list[str]]:
     return "\n\n".join(sections), found
 
 
+def naive_loop(home: str) -> tuple[str, list[str]]:
+    """Target 1's second baseline: what a reader of the specification writes first."""
+    sections: list[str] = []
+    found: list[str] = []
+    for name in BOOTSTRAP_ORDER:
+        path = os.path.join(home, name)
+        if os.path.exists(path):
+            with open(path, "rb") as stream:
+                data = stream.read()
+            sections.append(f"## {name}\n\n{data.decode('utf-8', 'replace').strip()}")
+            found.append(name)
+    return "\n\n".join(sections), found
+
+
 _LOCAL_FS = LocalFileSystem()
 
 
@@ -50,31 +73,52 @@ def fsspec_loop(home: str) -> tuple[str, list[str]]:
     return "\n\n".join(sections), found
 
 
-def target_local_speed(work: Path, rounds: int, number: int) -> Row:
+def target_local_speed(work: Path, rounds: int, number: int) -> list[Row]:
     home = str(write_home(work / "typical", typical_files()))
-    assert compose_soul(home) == plain_loop(home) == fsspec_loop(home), "baselines must compose the same soul"
-    times = interleaved(
+    same = compose_soul(home) == plain_loop(home) == naive_loop(home) == fsspec_loop(home)
+    assert same, "baselines must compose the same soul"
+    times, wall = interleaved_cpu(
         {
             "compose_soul": lambda: compose_soul(home),
             "plain": lambda: plain_loop(home),
+            "naive": lambda: naive_loop(home),
             "fsspec": lambda: fsspec_loop(home),
         },
         rounds=rounds,
         number=number,
     )
     ratio = median_ratio(times["compose_soul"], times["plain"])
+    naive_ratio = median_ratio(times["compose_soul"], times["naive"])
     fsspec_ratio = median_ratio(times["fsspec"], times["plain"])
+    wall_ratios = {
+        "plain": median_ratio(wall["compose_soul"], wall["plain"]),
+        "naive": median_ratio(wall["compose_soul"], wall["naive"]),
+    }
     medians = {name: statistics.median(values) for name, values in times.items()}
-    return Row(
-        "1 local",
-        "typical persona (6 × 3 KB)",
-        fmt_time(medians["compose_soul"]),
-        f"plain loop {fmt_time(medians['plain'])}; fsspec {fsspec_ratio:.2f}×",
-        ratio,
-        limit="≤ 1.5×",
-        ok=ratio <= 1.5,
-        details={"median_seconds": medians, "fsspec_ratio": fsspec_ratio, "rounds": rounds},
-    )
+    details = {"median_cpu_seconds": medians, "wall_ratios": wall_ratios, "rounds": rounds}
+    return [
+        Row(
+            "1 local",
+            "typical persona (6 × 3 KB) vs naive, CPU",
+            fmt_time(medians["compose_soul"]),
+            f"exists+read+decode+strip {fmt_time(medians['naive'])} (wall {wall_ratios['naive']:.2f}×)",
+            naive_ratio,
+            limit="≤ 0.7×",
+            ok=naive_ratio <= 0.7,
+            details=details,
+        ),
+        Row(
+            "1 local",
+            "typical persona (6 × 3 KB) vs plain loop, CPU",
+            fmt_time(medians["compose_soul"]),
+            f"plain loop {fmt_time(medians['plain'])} (wall {wall_ratios['plain']:.2f}×); "
+            f"fsspec {fsspec_ratio:.2f}×",
+            ratio,
+            limit="≤ 1.1×",
+            ok=ratio <= 1.1,
+            details={**details, "fsspec_ratio": fsspec_ratio},
+        ),
+    ]
 
 
 def target_sparse(work: Path, rounds: int, huge: int) -> Row:

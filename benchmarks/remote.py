@@ -1,62 +1,27 @@
-"""Targets measured against S3 (moto behind a latency-injecting, request-counting proxy): 2, 3, 4, 5."""
+"""Targets measured against S3 (moto behind a latency-injecting, request-counting proxy).
+
+Issue 12's target 2 (zip bundles in one or two round trips) and target 3 (an S3 home in one round
+trip, and where the time goes); issue 3's bounded-bytes row.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import statistics
-import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import fsspec
-from tests.support import S3Proxy, make_bucket, put_objects, s3_storage_options, start_moto_server
+from tests.support import S3Proxy
 
-from benchmarks.harness import KIB, MIB, Row, fmt_bytes, fmt_time
+from benchmarks.harness import KIB, MIB, Row, client_cpu_seconds, fmt_bytes, fmt_time, process_cpu_seconds
 from benchmarks.personas import bundle_bytes, central_directory_size, member_bytes, text_of, typical_files
-from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
+from benchmarks.servers import BUCKET, S3
+from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul
+from toolnexus.agents.sources.s3_bundle import MEMBER_SLACK, TAIL_BYTES
 
 CAP = MAX_BOOTSTRAP_FILE_BYTES
-BUCKET = "toolnexus-bench"
-FLEET = 20
 #: What the README tells fleet users to pass; also what the baselines get, to be fair.
 POOL = {"config_kwargs": {"max_pool_connections": 400}}
-
-
-@dataclass
-class S3:
-    """The moto server, the proxy in front of it, and storage options that go through the proxy."""
-
-    endpoint: str
-    proxy: S3Proxy
-
-    def options(self, **extra: Any) -> dict[str, Any]:
-        return s3_storage_options(self.proxy.endpoint_url, **extra)
-
-    def put(self, objects: dict[str, bytes]) -> None:
-        put_objects(self.endpoint, BUCKET, objects)
-
-    def observe(self, function: Callable[[], object], latency: float = 0.0) -> tuple[float, S3Proxy]:
-        """Run once with a fresh request log; returns the wall time."""
-        self.proxy.latency = latency
-        self.proxy.reset()
-        start = time.perf_counter()
-        function()
-        return time.perf_counter() - start, self.proxy
-
-
-@contextmanager
-def s3_environment() -> Iterator[S3]:
-    server = start_moto_server()
-    proxy = S3Proxy(server.endpoint_url).start()
-    try:
-        make_bucket(server.endpoint_url, BUCKET)
-        yield S3(server.endpoint_url, proxy)
-    finally:
-        proxy.stop()
-        server.stop()
 
 
 def _by_method(proxy: S3Proxy) -> str:
@@ -116,8 +81,8 @@ def target_one_round_trip(s3: S3, rounds: int, latency: float) -> list[Row]:
             requests["compose_soul"] + f" (list+read: {requests['list+read']}; naive: {requests['naive']})",
             sent,
             trips["compose_soul"],
-            "≤ 7 GET, 0 LIST/HEAD, ≤ 1.5 RT",
-            trips["compose_soul"] <= 1.5 and gets == total <= 7 and ranges == {f"bytes=0-{CAP}"},
+            "≤ 7 GET, 0 LIST/HEAD, ≤ 1.2 RT",
+            trips["compose_soul"] <= 1.2 and gets == total <= 7 and ranges == {f"bytes=0-{CAP}"},
             {"ranges": sorted(r or "" for r in ranges), "round_trips": trips},
         ),
         Row(
@@ -152,40 +117,90 @@ def target_big_object(s3: S3) -> Row:
     )
 
 
-def target_bundle(s3: S3, asset_size: int, latency: float) -> list[Row]:
+def target_where_time_goes(s3: S3, rounds: int, latency: float) -> Row:
+    """Target 3 at a short latency: what a composition costs beyond the wait, and on which side."""
+    home, options = f"s3://{BUCKET}/typical", s3.options(**POOL)
+    compose_soul(home, storage_options=options)
+    trips: list[float] = []
+    client: list[float] = []
+    server: list[float] = []
+    for _ in range(rounds):
+        cpu, moto = client_cpu_seconds(), process_cpu_seconds(s3.pid)
+        elapsed, _ = s3.observe(lambda: compose_soul(home, storage_options=options), latency)
+        client.append(client_cpu_seconds() - cpu)
+        server.append(process_cpu_seconds(s3.pid) - moto)
+        trips.append(elapsed / latency)
+    rt, mine, theirs = statistics.median(trips), statistics.median(client), statistics.median(server)
+    beyond = max(0.0, rt - 1) * latency
+    return Row(
+        "3 S3",
+        f"warm composition, {fmt_time(latency)}/request: where the time goes",
+        f"{rt:.2f} RT = wait + {fmt_time(beyond)}",
+        f"client CPU {fmt_time(mine)} ({fmt_time(mine / 7)}/request); moto CPU {fmt_time(theirs)}",
+        requests="7 GET",
+        round_trips=rt,
+        limit="report",
+        details={"client_cpu_seconds": client, "moto_cpu_seconds": server, "round_trips": trips},
+    )
+
+
+def target_bundle(s3: S3, asset_size: int, rounds: int, latency: float) -> list[Row]:
+    """Target 2: a small bundle in one request; a large one in two round trips, never its asset."""
     files = typical_files()
-    data = bundle_bytes(files, asset_size=asset_size)
-    s3.put({"bundles/aster.zip": data})
-    url, options = f"s3://{BUCKET}/bundles/aster.zip", s3.options()
-    soul, found = compose_soul(url, storage_options=options)
-    elapsed, proxy = s3.observe(lambda: compose_soul(url, storage_options=options), latency)
-    sent, requests = proxy.bytes_sent, _by_method(proxy)
-    bound = central_directory_size(data) + member_bytes(data, tuple(found)) + 256 * KIB
+    small, large = bundle_bytes(files), bundle_bytes(files, asset_size=asset_size)
+    s3.put({"bundles/small.zip": small, "bundles/aster.zip": large})
+    options = s3.options()
+    urls = {"small": f"s3://{BUCKET}/bundles/small.zip", "large": f"s3://{BUCKET}/bundles/aster.zip"}
+    for url in urls.values():
+        compose_soul(url, storage_options=options)
+    trips: dict[str, list[float]] = {"small": [], "large": []}
+    seen: dict[str, tuple[str, int]] = {}
+    for _ in range(rounds):
+        for kind, url in urls.items():
+            elapsed, proxy = s3.observe(lambda url=url: compose_soul(url, storage_options=options), latency)
+            trips[kind].append(elapsed / latency)
+            seen[kind] = (_by_method(proxy), proxy.bytes_sent)
+    found = compose_soul(urls["large"], storage_options=options)[1]
+    bound = central_directory_size(large) + member_bytes(large, tuple(found)) + TAIL_BYTES + 7 * MEMBER_SLACK
 
     def fsspec_zip() -> None:
-        zfs = fsspec.filesystem("zip", fo=url, target_options=options)
+        zfs = fsspec.filesystem("zip", fo=urls["large"], target_options=options)
         for name in found:
             zfs.cat_file(f"aster/{name}")
 
     _, baseline = s3.observe(fsspec_zip)
     s3.put({"bundles/aster.zip": bundle_bytes({**files, "SOUL.md": b"A replaced soul."})})
-    fresh = "A replaced soul." in compose_soul(url, storage_options=options)[0]
+    fresh = "A replaced soul." in compose_soul(urls["large"], storage_options=options)[0]
+    rt = {kind: statistics.median(values) for kind, values in trips.items()}
+    small_requests, small_sent = seen["small"]
+    requests, sent = seen["large"]
     return [
         Row(
-            "4 bundle",
-            f"bundle on S3 with a {fmt_bytes(asset_size)} asset",
-            f"{fmt_bytes(sent)} fetched",
+            "2 bundle",
+            f"bundle of {fmt_bytes(len(small))} on S3, {fmt_time(latency)}/request",
+            f"{rt['small']:.2f} RT",
+            "issue 3: 1 HEAD + 3 GET, 4.67 RT",
+            requests=small_requests,
+            bytes=small_sent,
+            round_trips=rt["small"],
+            limit="1 GET, ≤ 1.3 RT",
+            ok=small_requests == "1 GET" and rt["small"] <= 1.3,
+        ),
+        Row(
+            "2 bundle",
+            f"bundle with a {fmt_bytes(asset_size)} asset, {fmt_time(latency)}/request",
+            f"{rt['large']:.2f} RT, {fmt_bytes(sent)} fetched",
             f"fsspec zip:// {fmt_bytes(baseline.bytes_sent)}",
             sent / baseline.bytes_sent,
             requests,
             sent,
-            elapsed / latency,
-            f"≤ CD + members + 256 KiB = {fmt_bytes(bound)}",
-            sent <= bound and len(soul) > 0,
-            {"bound": bound, "archive_bytes": len(data)},
+            rt["large"],
+            f"≤ 2.3 RT; ≤ CD + members + 64 KiB tail + slack = {fmt_bytes(bound)}",
+            rt["large"] <= 2.3 and sent <= bound,
+            {"bound": bound, "archive_bytes": len(large), "round_trips": trips},
         ),
         Row(
-            "4 bundle",
+            "2 bundle",
             "bundle object replaced by another writer",
             "new soul seen" if fresh else "STALE",
             "",
@@ -193,43 +208,3 @@ def target_bundle(s3: S3, asset_size: int, latency: float) -> list[Row]:
             ok=fresh,
         ),
     ]
-
-
-def target_fleet(s3: S3, rounds: int, latency: float, with_default_pool: bool) -> Row:
-    s3.put({f"fleet/p{i:02d}/{name}": data for i in range(FLEET) for name, data in typical_files().items()})
-    homes = [f"s3://{BUCKET}/fleet/p{i:02d}" for i in range(FLEET)]
-    options, default = s3.options(**POOL), s3.options()
-
-    async def gather() -> None:
-        await asyncio.gather(*(compose_soul_async(home, storage_options=options) for home in homes))
-
-    def threads(opts: dict[str, Any]) -> None:
-        with ThreadPoolExecutor(6) as pool:
-            list(pool.map(lambda home: compose_soul(home, storage_options=opts), homes))
-
-    asyncio.run(gather())
-    threads(default)
-    runs: dict[str, list[float]] = {"async": [], "threads": []}
-    peak = 0
-    for _ in range(rounds):
-        elapsed, proxy = s3.observe(lambda: asyncio.run(gather()), latency)
-        runs["async"].append(elapsed / latency)
-        peak = max(peak, proxy.peak_in_flight)
-        runs["threads"].append(s3.observe(lambda: threads(options), latency)[0] / latency)
-    trips = {name: statistics.median(values) for name, values in runs.items()}
-    baseline = f"6 threads {trips['threads']:.2f} RT"
-    if with_default_pool:
-        trips["threads_default_pool"] = s3.observe(lambda: threads(default), latency)[0] / latency
-        baseline += f" ({trips['threads_default_pool']:.2f} RT with the default pool of 10)"
-    return Row(
-        "5 async",
-        f"{FLEET} personas, asyncio.gather, {fmt_time(latency)}/request",
-        f"{trips['async']:.2f} RT",
-        baseline,
-        trips["threads"] / trips["async"],
-        f"{FLEET * 7} GET, {peak} in flight",
-        round_trips=trips["async"],
-        limit="≤ 4 RT",
-        ok=trips["async"] <= 4,
-        details={"round_trips": trips, "peak_in_flight": peak},
-    )

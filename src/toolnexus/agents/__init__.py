@@ -6,6 +6,7 @@
 
 from .agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
 from .bundling import write_bundle
+from .cache import SoulCache
 from .errors import BootstrapError
 from .loop import RunResult
 from .memory import MemoryTool, memory_tool
@@ -35,6 +36,7 @@ __all__ = [
     "OpenAIChatModel",
     "RunResult",
     "Session",
+    "SoulCache",
     "SoulReport",
     "SourceBase",
     "SyncSession",

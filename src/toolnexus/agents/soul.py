@@ -53,6 +53,10 @@ Encoding = Literal["utf-8", "utf-16-le", "utf-16-be"]
 #: "Unicode"); every other file is UTF-8. ``FF FE`` and ``FE FF`` never occur in UTF-8 text.
 _UTF16_BOMS: dict[bytes, Encoding] = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
+#: First bytes of every byte-order mark (UTF-8 ``EF``, UTF-16 ``FF FE``/``FE FF``): a file
+#: starting with none of them takes :func:`compose`'s fast path.
+_BOM_LEADS = frozenset({b"\xef", b"\xff", b"\xfe"})
+
 FileStatus = Literal["present", "absent", "skipped"]
 
 logger = logging.getLogger("toolnexus.agents")
@@ -255,8 +259,16 @@ def compose(
         prefix = prefixes.get(name)
         if prefix is None:
             continue
-        body, _, _, _, truncated, _ = _body(prefix, limit)
         found.append(name)
+        if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:
+            # The common case, inlined (this loop is most of a local composition's CPU): not
+            # over the cap, no byte-order mark — the rules reduce to decode, newlines, rstrip.
+            text = prefix.decode("utf-8", "replace")
+            if "\r" in text:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            sections.append(f"## {name}\n\n{text.rstrip()}")
+            continue
+        body, _, _, _, truncated, _ = _body(prefix, limit)
         if truncated:
             _warn_truncated(location, name, (sizes or {}).get(name), limit)
             sections.append(f"## {name}\n\n{body}{TRUNCATION_NOTICE}")

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose, compose_report
-from .sources import Location, Reading, read_entries, read_entries_async, resolve
+from .sources import LocalSource, Location, Reading, read_entries, read_entries_async, resolve
+
+if TYPE_CHECKING:
+    from .cache import SoulCache
 
 __all__ = ["compose_soul", "compose_soul_async", "inspect_soul"]
 
@@ -33,8 +36,14 @@ def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], frozense
 
 
 def _soul(reading: Reading) -> tuple[str, list[str]]:
-    """The hot path: no per-file diagnostics are built."""
-    prefixes, sizes, _ = _split(reading)
+    """The hot path: no per-file diagnostics are built; sizes only matter for files over the cap."""
+    entries = reading.entries
+    prefixes = {name: entry.data for name, entry in entries.items() if entry.data is not None}
+    sizes = {
+        name: entry.size
+        for name, entry in entries.items()
+        if entry.size is not None and entry.size > MAX_BOOTSTRAP_FILE_BYTES
+    }
     return compose(reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes)
 
 
@@ -70,6 +79,7 @@ def compose_soul(
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
     follow_external_symlinks: bool = False,
+    cache: SoulCache | None = None,
 ) -> tuple[str, list[str]]:
     """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
 
@@ -79,9 +89,22 @@ def compose_soul(
     comes from the topmost layer that has it, all layers are read at once, and a missing layer is
     an error naming it. ``storage_options`` configure the filesystem built from a URL (per hop,
     keyed by protocol, for chained URLs; for layers, every URL layer). The result is a snapshot:
-    call again to pick up edits.
+    call again to pick up edits. ``cache=SoulCache()`` skips re-reading what provably did not
+    change, revalidating on every call.
     """
-    return _soul(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=False))
+    if cache is not None:
+        return cache.compose_soul(
+            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+        )
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+    )
+    if isinstance(source, LocalSource):  # the local hot path: plain bytes when nothing needs more
+        read = source.read_fast(BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
+        if not isinstance(read, Reading):
+            return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES)
+        return _soul(read)
+    return _soul(read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))
 
 
 async def compose_soul_async(
@@ -90,12 +113,17 @@ async def compose_soul_async(
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
     follow_external_symlinks: bool = False,
+    cache: SoulCache | None = None,
 ) -> tuple[str, list[str]]:
     """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop.
 
     Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
     pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}``.
     """
+    if cache is not None:
+        return await cache.compose_soul_async(
+            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+        )
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )

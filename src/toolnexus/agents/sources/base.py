@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import BootstrapError
 
@@ -68,14 +67,15 @@ class BootstrapSource(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """One name as a built-in source found it.
 
     ``data`` is ``None`` for a name that exists but is not a regular file (a directory, FIFO,
     socket or device): skipped, never read. ``size`` is the full size on the source when known.
     ``origin`` is the location that supplied it when that is not the reading's own (the layer of
     a layered persona).
+    A named tuple, not a frozen dataclass: one is built per file per composition, and a frozen
+    dataclass's ``__init__`` costs as much as a local file's ``fstat``.
     """
 
     data: bytes | None
@@ -83,9 +83,11 @@ class Entry:
     origin: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """What one batch read found, and where the home turned out to be (e.g. a folder in a bundle)."""
+class Reading(NamedTuple):
+    """What one batch read found, and where the home turned out to be (e.g. a folder in a bundle).
+
+    A named tuple for the same reason as :class:`Entry`: one is built per composition.
+    """
 
     location: str
     entries: dict[str, Entry]

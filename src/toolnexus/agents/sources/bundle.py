@@ -29,6 +29,8 @@ from ..errors import BootstrapError, describe, location_error, read_error
 from .archive_home import home_prefix, member_path
 from .base import Entry, Reading, SourceBase, read_only
 from .registry import ArchiveFile, ArchiveKind, ArchiveOpener
+from .s3_bundle import tail_opener
+from .s3_requests import is_s3
 
 if TYPE_CHECKING:
     from ..memory_store import MemoryStore
@@ -58,6 +60,9 @@ class BundleSource(SourceBase):
     ``None`` applies the single-top-level-folder rule.
     """
 
+    #: ``(fs, path)`` of a bundle on S3, read from its tail: lets SoulCache revalidate it by ETag.
+    s3_archive: tuple[Any, str] | None = None
+
     def __init__(self, open_archive: ArchiveOpener, location: str, folder: str | None = None) -> None:
         self.open_archive = open_archive
         self.location = location
@@ -83,6 +88,10 @@ class BundleSource(SourceBase):
         """The zip bundle ``file`` (how the registry opens one), wherever it is."""
         if file.fs is None:
             return cls.from_file(file.path, folder)
+        if is_s3(file.fs):  # no HEAD: the tail's Content-Range gives the size (see s3_bundle)
+            bundle = cls(tail_opener(file.fs, file.path, folder), file.location, folder)
+            bundle.s3_archive = (file.fs, file.path)
+            return bundle
         return cls(functools.partial(_open_ranged_or_download, file), file.location, folder)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import location_error, read_error
 from .base import Entry, Reading, SourceBase, read_only
 from .registry import ArchiveFile, archive_for_file, kind_by_name, not_a_folder
+from .s3_requests import is_s3
 
 if TYPE_CHECKING:
     from ..memory_store import MemoryStore
@@ -96,9 +97,20 @@ class FsspecSource(SourceBase):
         """A name that says "bundle" (``.zip``, ``.tgz``, …) is looked up first, sparing the reads."""
         return kind_by_name(self.path) is not None
 
+    def _is_s3_zip(self) -> bool:
+        """A zip on S3 is read from its tail, with no HEAD first (see :mod:`.s3_bundle`)."""
+        kind = kind_by_name(self.path)
+        return kind is not None and kind.protocol == "zip" and is_s3(self.fs)
+
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         """One concurrent batch of capped reads; a home lookup only when nothing was there."""
-        if self._looks_like_bundle():
+        if self._is_s3_zip():
+            bundle = archive_for_file(ArchiveFile(self.path, self.location, self.fs))
+            try:
+                return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
+            except FileNotFoundError:
+                pass  # no such object: a folder named *.zip, or no home (the reads below tell)
+        elif self._looks_like_bundle():
             info = self._fresh_info(self.path, None)
             if info.get("type") == "file":
                 return self._bundle(info).read_entries(names, limit, exact_sizes=exact_sizes)

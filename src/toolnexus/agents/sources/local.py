@@ -32,8 +32,8 @@ _OPEN_FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
     | getattr(os, "O_BINARY", 0)
 )
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-_HAS_DIR_FD = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
+DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+HAS_DIR_FD = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
 #: What ``open(O_NOFOLLOW)`` of a symlink fails with: ELOOP (Linux, macOS), EMLINK (FreeBSD).
 _NOFOLLOW_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
 _PROC_FD = "/proc/self/fd" if sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd") else None
@@ -77,28 +77,97 @@ class LocalSource(SourceBase):
         registry decides): opening it as a directory is what tells, so a composition costs no
         ``stat`` up front.
         """
-        dir_fd: int | None = None
-        listing: dict[str, os.DirEntry[str]] | None = None
+        read = self.read_fast(names, limit, exact_sizes=exact_sizes)
+        if isinstance(read, Reading):
+            return read
+        return Reading(self.location, {name: Entry(data, len(data)) for name, data in read.items()})
+
+    def read_fast(
+        self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
+    ) -> dict[str, bytes] | Reading:
+        """:meth:`read_entries`, but in the common case just ``{name: bytes}`` (what
+        ``compose_soul`` needs): every present name a regular file within the cap, read whole.
+
+        That case is read flat (it is most of a local composition): same scan, flags, ``dir_fd``
+        and single bounded read as the careful path. On anything else — a symlink, a non-regular
+        file, a file over the cap or whose size changed, an error — the same listing is read again
+        the careful way (:meth:`read_listed`: the symlink rule, errors naming the file).
+        """
+        dir_fd, listing = self.scan()
+        if listing is None:
+            return self.bundle().read_entries(names, limit, exact_sizes=exact_sizes)
         try:
-            try:
-                if _HAS_DIR_FD:
-                    dir_fd = os.open(self.root, _DIR_FLAGS)
-                with os.scandir(self.root if dir_fd is None else dir_fd) as scan:
-                    listing = {entry.name: entry for entry in scan}
-            except FileNotFoundError:
-                raise location_error(FileNotFoundError, self.location, "no such persona home") from None
-            except NotADirectoryError:
-                pass  # a file: a bundle, or an error (below)
-            except OSError as error:
-                raise read_error(error, self.location, None) from error
-            if listing is not None:
-                return Reading(self.location, self._read_listed(dir_fd, listing, names, limit))
+            if dir_fd is not None:
+                prefixes = self._read_plain(dir_fd, listing, names, limit)
+                if prefixes is not None:
+                    return prefixes
+            entries: dict[str, Entry] = {}
+            for name in names:
+                dir_entry = listing.get(name)
+                if dir_entry is not None:
+                    entry = self.read_listed(dir_fd, dir_entry, limit)
+                    if entry is not None:
+                        entries[name] = entry
+            return Reading(self.location, entries)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
-        return self._bundle().read_entries(names, limit, exact_sizes=exact_sizes)
 
-    def _bundle(self) -> SourceBase:
+    def _read_plain(
+        self, dir_fd: int, listing: dict[str, os.DirEntry[str]], names: Sequence[str], limit: int
+    ) -> dict[str, bytes] | None:
+        """The common case of :meth:`read_fast`, or ``None`` when the careful path must decide."""
+        prefixes: dict[str, bytes] = {}
+        for name in names:
+            dir_entry = listing.get(name)
+            if dir_entry is None:
+                continue
+            if not dir_entry.is_file(follow_symlinks=False):
+                return None
+            try:
+                fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
+            except OSError as error:
+                if error.errno in _NOFOLLOW_ERRNOS:  # swapped for a symlink since the scan
+                    raise self._became_symlink(name) from error
+                return None
+            try:
+                info = os.fstat(fd)
+                size = info.st_size
+                if size > limit or not stat.S_ISREG(info.st_mode):
+                    return None
+                data = os.read(fd, size + 1)
+            except OSError:
+                return None
+            finally:
+                os.close(fd)
+            if len(data) != size:
+                return None
+            prefixes[name] = data
+        return prefixes
+
+    def scan(self) -> tuple[int | None, dict[str, os.DirEntry[str]] | None]:
+        """``(dir_fd, {name: entry})`` of the home; the listing is ``None`` when the home is a file.
+
+        The caller closes ``dir_fd`` (``None`` where ``os.open`` takes no ``dir_fd``).
+        """
+        dir_fd: int | None = None
+        try:
+            if HAS_DIR_FD:
+                dir_fd = os.open(self.root, DIR_FLAGS)
+            with os.scandir(self.root if dir_fd is None else dir_fd) as scan:
+                return dir_fd, {entry.name: entry for entry in scan}
+        except FileNotFoundError:
+            error: OSError = location_error(FileNotFoundError, self.location, "no such persona home")
+            cause = None
+        except NotADirectoryError:
+            return None, None  # a file: a bundle, or an error (see bundle())
+        except OSError as failure:
+            error, cause = read_error(failure, self.location, None), failure
+        if dir_fd is not None:
+            os.close(dir_fd)
+        raise error from cause
+
+    def bundle(self) -> SourceBase:
         """The home is not a directory: a regular file is a bundle, anything else an error."""
         self._require_regular_file()
         return archive_for_file(ArchiveFile(self.root, self.location))
@@ -132,30 +201,22 @@ class LocalSource(SourceBase):
             raise location_error(PermissionError, self.location, f"is not writable: {name} cannot be saved")
         return LocalStore(self.root, name)
 
-    def _read_listed(
-        self, dir_fd: int | None, listing: dict[str, os.DirEntry[str]], names: Sequence[str], limit: int
-    ) -> dict[str, Entry]:
-        entries: dict[str, Entry] = {}
-        for name in names:
-            dir_entry = listing.get(name)
-            if dir_entry is None:
-                continue
-            try:
-                if dir_entry.is_file(follow_symlinks=False):
-                    fd = self._open_listed(dir_fd, dir_entry)
-                    try:
-                        entries[name] = read_capped(fd, limit)
-                    finally:
-                        os.close(fd)
-                elif dir_entry.is_symlink():
-                    entries[name] = self._read_symlink(name, limit)
-                else:
-                    entries[name] = Entry(None)
-            except FileNotFoundError:
-                continue  # removed after the scan: absent, as if the call had come later
-            except OSError as error:
-                raise read_error(error, self.location, name) from error
-        return entries
+    def read_listed(self, dir_fd: int | None, dir_entry: os.DirEntry[str], limit: int) -> Entry | None:
+        """Read one name the scan found (``Entry(None)`` if not a regular file, ``None`` if gone)."""
+        try:
+            if dir_entry.is_file(follow_symlinks=False):
+                fd = self._open_listed(dir_fd, dir_entry)
+                try:
+                    return read_capped(fd, limit)
+                finally:
+                    os.close(fd)
+            if dir_entry.is_symlink():
+                return self._read_symlink(dir_entry.name, limit)
+            return Entry(None)
+        except FileNotFoundError:
+            return None  # removed after the scan: absent, as if the call had come later
+        except OSError as error:
+            raise read_error(error, self.location, dir_entry.name) from error
 
     def _open_listed(self, dir_fd: int | None, dir_entry: os.DirEntry[str]) -> int:
         """Open a file the scan saw as regular; one swapped for a symlink since is refused."""
@@ -165,8 +226,11 @@ class LocalSource(SourceBase):
         except OSError as error:
             if error.errno not in _NOFOLLOW_ERRNOS:
                 raise
-            reason = "became a symlink after it was scanned; not followed (compose again to apply the rule)"
-            raise BootstrapError(f"{dir_entry.name} in {self.location} {reason}") from error
+            raise self._became_symlink(dir_entry.name) from error
+
+    def _became_symlink(self, name: str) -> BootstrapError:
+        reason = "became a symlink after it was scanned; not followed (compose again to apply the rule)"
+        return BootstrapError(f"{name} in {self.location} {reason}")
 
     def _read_symlink(self, name: str, limit: int) -> Entry:
         link = os.path.join(self.root, name)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
 
 from .base import BootstrapSource
@@ -48,6 +49,13 @@ def resolve(
     Raises :class:`TypeError` for an unsupported location or options that cannot apply to it,
     and :class:`ValueError` naming the location for a URL whose protocol nobody knows.
     """
+    plain = (
+        location if type(location) is str else os.fspath(location) if isinstance(location, PurePath) else None
+    )
+    if plain and fs is None and "://" not in plain and "::" not in plain:
+        if storage_options:
+            raise TypeError(f"storage_options cannot apply to the local path {plain!r}")
+        return LocalSource(plain, follow_external_symlinks=follow_external_symlinks)  # the hot path
     if isinstance(location, list | tuple):
         return _layers(location, storage_options, fs, follow_external_symlinks)
     # A str is never a source; saying so first skips the runtime-Protocol check, which costs

@@ -1,0 +1,141 @@
+"""Target 4 of issue 12: fleets of S3 personas at the client's own floor.
+
+The floor is one bare concurrent ``cat_ranges`` of the same objects (7 per persona) through the
+same s3fs instance, measured in the same rounds: on a 2-core machine a fleet is bound by client
+CPU per request, not by latency, and that call is the least CPU s3fs can spend on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import threading
+import time
+import tracemalloc
+
+import fsspec
+
+from benchmarks.harness import Row, client_cpu_seconds, fmt_bytes, fmt_time
+from benchmarks.personas import typical_files
+from benchmarks.remote import POOL
+from benchmarks.servers import BUCKET, S3
+from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul_async
+
+CAP = MAX_BOOTSTRAP_FILE_BYTES
+
+
+def _fleet(n: int) -> tuple[list[str], list[str]]:
+    homes = [f"s3://{BUCKET}/fleet/p{i:03d}" for i in range(n)]
+    paths = [f"{BUCKET}/fleet/p{i:03d}/{name}" for i in range(n) for name in BOOTSTRAP_ORDER]
+    return homes, paths
+
+
+def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int]) -> list[Row]:
+    s3.put(
+        {f"fleet/p{i:03d}/{name}": data for i in range(max(counts)) for name, data in typical_files().items()}
+    )
+    options = s3.options(**POOL)
+    fs = fsspec.filesystem("s3", **options)  # the instance compose_soul gets for these options
+    rows: list[Row] = []
+    for n in counts:
+        homes, paths = _fleet(n)
+
+        async def gather(homes: list[str] = homes) -> None:
+            souls = await asyncio.gather(*(compose_soul_async(h, storage_options=options) for h in homes))
+            assert all(found == list(BOOTSTRAP_ORDER[:6]) for _, found in souls)
+
+        def floor(paths: list[str] = paths) -> None:
+            fs.cat_ranges(paths, [0] * len(paths), [CAP + 1] * len(paths), on_error="return")
+
+        asyncio.run(gather())
+        floor()
+        runs: dict[str, list[float]] = {"fleet": [], "floor": []}
+        cpu: dict[str, list[float]] = {"fleet": [], "floor": []}
+        peak = 0
+        for _ in range(rounds):
+            for kind, run in (("floor", floor), ("fleet", lambda: asyncio.run(gather()))):
+                before = client_cpu_seconds()
+                elapsed, proxy = s3.observe(run, latency)
+                cpu[kind].append(client_cpu_seconds() - before)
+                runs[kind].append(elapsed / latency)
+                if kind == "fleet":
+                    peak = max(peak, proxy.peak_in_flight)
+        ratio = statistics.median(f / b for f, b in zip(runs["fleet"], runs["floor"], strict=True))
+        trips = {kind: statistics.median(values) for kind, values in runs.items()}
+        per = {kind: statistics.median(values) / n for kind, values in cpu.items()}
+        memory = _memory_per_persona(s3, homes)
+        headline = n == 50
+        rows.append(
+            Row(
+                "4 fleet",
+                f"{n} personas, asyncio.gather, {fmt_time(latency)}/request",
+                f"{trips['fleet']:.2f} RT",
+                f"bare cat_ranges of {7 * n} objects {trips['floor']:.2f} RT",
+                ratio,
+                f"{7 * n} GET, {peak} in flight",
+                round_trips=trips["fleet"],
+                limit="≤ 1.15× floor, ≤ 3.5 RT" if headline else "report",
+                ok=(ratio <= 1.15 and trips["fleet"] <= 3.5) if headline else None,
+                details={"round_trips": runs, "client_cpu_seconds": cpu, "peak_in_flight": peak},
+            )
+        )
+        rows.append(
+            Row(
+                "4 fleet",
+                f"{n} personas: client CPU and memory",
+                f"{fmt_time(per['fleet'])} CPU/composition; {fmt_bytes(memory)}/persona in flight",
+                f"floor {fmt_time(per['floor'])} CPU per 7 objects",
+                per["fleet"] / per["floor"],
+                limit="report",
+                details={"cpu_per_composition": per, "memory_per_persona": memory},
+            )
+        )
+    return rows
+
+
+def _memory_per_persona(s3: S3, homes: list[str]) -> int:
+    """Python memory the client holds per persona while all its requests wait at the proxy.
+
+    Allocations made by the proxy's threads (in this process) are left out; moto is elsewhere.
+    A long latency (and patient timeouts) keep every request in flight while tracemalloc slows
+    the client down.
+    """
+    config = {"max_pool_connections": 400, "connect_timeout": 60, "read_timeout": 120}
+    options = s3.options(config_kwargs=config)
+
+    async def gather() -> None:
+        await asyncio.gather(*(compose_soul_async(h, storage_options=options) for h in homes))
+
+    asyncio.run(gather())  # warm: session, connections
+    proxy = s3.proxy
+    proxy.latency = 3.0
+    proxy.reset()
+    taken: list[int] = []
+    tracemalloc.start(12)
+
+    def at_peak() -> None:
+        deadline = time.monotonic() + 60
+        while proxy.peak_in_flight < 7 * len(homes) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        taken.append(_client_bytes(tracemalloc.take_snapshot()))
+
+    try:
+        before = _client_bytes(tracemalloc.take_snapshot())
+        watcher = threading.Thread(target=at_peak)
+        watcher.start()
+        asyncio.run(gather())
+        watcher.join()
+    finally:
+        tracemalloc.stop()
+        proxy.latency = 0.0
+    return max(0, (taken[0] - before) // len(homes)) if taken else 0
+
+
+def _client_bytes(snapshot: tracemalloc.Snapshot) -> int:
+    kept = snapshot.filter_traces(
+        [
+            tracemalloc.Filter(False, "*/tests/support/*", all_frames=True),
+            tracemalloc.Filter(False, tracemalloc.__file__),
+        ]
+    )
+    return sum(stat.size for stat in kept.statistics("filename"))
