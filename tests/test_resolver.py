@@ -7,6 +7,7 @@ kind is one registration.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import subprocess
 import sys
@@ -19,7 +20,14 @@ import fsspec
 import pytest
 
 from tests.support import put_objects
-from toolnexus.agents import BootstrapError, compose_soul, inspect_soul, memory_tool, write_bundle
+from toolnexus.agents import (
+    BootstrapError,
+    compose_soul,
+    compose_soul_async,
+    inspect_soul,
+    memory_tool,
+    write_bundle,
+)
 from toolnexus.agents.sources import (
     BundleSource,
     FsspecSource,
@@ -145,3 +153,16 @@ def test_a_local_writer_writes_the_name_it_is_given(tmp_path: Path) -> None:
 def test_an_empty_location_is_an_error_not_the_current_folder(entry_point: Callable[[str], Any]) -> None:
     with pytest.raises(ValueError, match=r"empty location: name a folder \('\.' for the current one\)"):
         entry_point("")
+
+
+def test_a_dir_filesystem_over_a_sync_one_composes_async_too() -> None:
+    # DirFileSystem claims async_impl whatever it wraps; its coroutines then reach a sync
+    # filesystem that has none, so the async path must read it as a sync filesystem.
+    from fsspec.implementations.dirfs import DirFileSystem  # noqa: PLC0415
+
+    memory = fsspec.filesystem("memory", global_store=False, skip_instance_cache=True)
+    memory.pipe({"/personas/aster/SOUL.md": b"You are Aster.", "/personas/aster/USER.md": b"Mira"})
+    personas = DirFileSystem("/personas", fs=memory)
+    expected = compose_soul("aster", fs=personas)
+    assert expected == ("## SOUL.md\n\nYou are Aster.\n\n## USER.md\n\nMira", ["SOUL.md", "USER.md"])
+    assert asyncio.run(compose_soul_async("aster", fs=personas)) == expected

@@ -43,6 +43,18 @@ def is_empty_range_error(result: BaseException) -> bool:
     return any(getattr(result, field, None) == 416 for field in ("status_code", "status", "code"))
 
 
+def _awaitable(fs: Any) -> bool:
+    """Whether ``fs``'s coroutines really are async. A wrapper such as ``DirFileSystem`` claims
+    ``async_impl`` whatever it wraps, and delegates the coroutines to a sync filesystem that has none."""
+    while True:
+        if not getattr(fs, "async_impl", False):
+            return False
+        inner = getattr(fs, "fs", None)
+        if inner is None or not hasattr(inner, "async_impl"):
+            return True
+        fs = inner
+
+
 class FsspecSource(SourceBase):
     """A persona home on any fsspec filesystem: ``FsspecSource(s3fs.S3FileSystem(), "bucket/aster")``.
 
@@ -124,7 +136,7 @@ class FsspecSource(SourceBase):
         self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
     ) -> Reading:
         """Await the filesystem's own coroutines on its loop: no thread per persona."""
-        if not getattr(self.fs, "async_impl", False) or self._looks_like_bundle():
+        if not _awaitable(self.fs) or self._looks_like_bundle():
             return await super().read_entries_async(names, limit, exact_sizes=exact_sizes)
         coroutine = self._fetch_coroutine(names, limit)
         try:
