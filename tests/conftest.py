@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support import MotoServer, make_bucket, s3_storage_options, start_moto_server
+from tests.support import (
+    MotoServer,
+    S3Proxy,
+    make_bucket,
+    put_objects,
+    s3_storage_options,
+    start_moto_server,
+)
 
 _bucket_numbers = itertools.count()
 
@@ -115,6 +122,30 @@ def new_bucket(moto_server: MotoServer, request: pytest.FixtureRequest) -> Calla
 
 
 # -- Azure (Azurite) and GCS (gcp-storage-emulator), started once per session on loopback ------
+
+
+@pytest.fixture
+def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
+    """A counting, fault-injecting proxy in front of moto, for one test."""
+    with S3Proxy(moto_server.endpoint_url) as running:
+        yield running
+
+
+@pytest.fixture
+def via_proxy(proxy: S3Proxy) -> dict[str, Any]:
+    """s3fs storage options that go through ``proxy`` (no instance shared with other tests)."""
+    return s3_storage_options(proxy.endpoint_url, skip_instance_cache=True)
+
+
+@pytest.fixture
+def bucket(new_bucket: Callable[[], str], moto_server: MotoServer) -> tuple[str, Callable[..., None]]:
+    """A fresh bucket, and a function that puts ``{key: bytes}`` into it (straight to moto)."""
+    name = new_bucket()
+
+    def put(objects: dict[str, bytes]) -> None:
+        put_objects(moto_server.endpoint_url, name, objects)
+
+    return name, put
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

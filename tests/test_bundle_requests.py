@@ -9,12 +9,12 @@ from __future__ import annotations
 import io
 import os
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.support import MotoServer, ProxyRequest, S3Proxy, Status, put_objects, s3_storage_options
+from tests.support import MotoServer, ProxyRequest, S3Proxy, Status, put_objects
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
 from toolnexus.agents.bundling import bundle_bytes
 from toolnexus.agents.sources.s3_bundle import MEMBER_SLACK, TAIL_BYTES
@@ -22,27 +22,6 @@ from toolnexus.agents.sources.s3_bundle import MEMBER_SLACK, TAIL_BYTES
 PERSONA = {name: f"# {name}\n\nText of {name}.\n".encode() * 40 for name in BOOTSTRAP_ORDER[:6]}
 KIB, MIB = 1024, 1024 * 1024
 TAIL = f"bytes=-{TAIL_BYTES}"
-
-
-@pytest.fixture
-def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
-    with S3Proxy(moto_server.endpoint_url) as running:
-        yield running
-
-
-@pytest.fixture
-def via_proxy(proxy: S3Proxy) -> dict[str, Any]:
-    return s3_storage_options(proxy.endpoint_url, skip_instance_cache=True)
-
-
-@pytest.fixture
-def bucket(moto_server: MotoServer, new_bucket: Callable[[], str]) -> tuple[str, Callable[..., None]]:
-    name = new_bucket()
-
-    def put(objects: dict[str, bytes]) -> None:
-        put_objects(moto_server.endpoint_url, name, objects)
-
-    return name, put
 
 
 def scattered(files: dict[str, bytes], assets: int, asset_size: int) -> bytes:

@@ -12,14 +12,14 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import fsspec
 import pytest
 
-from tests.support import MotoServer, S3Proxy, Status, put_objects, s3_storage_options
+from tests.support import S3Proxy, Status
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, compose_soul_async, revalidation
 from toolnexus.agents.cache import SoulCache
 
@@ -206,30 +206,9 @@ def test_lru_bound_by_personas(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
-    with S3Proxy(moto_server.endpoint_url) as running:
-        yield running
-
-
-@pytest.fixture
-def via_proxy(proxy: S3Proxy) -> dict[str, Any]:
-    return s3_storage_options(proxy.endpoint_url, skip_instance_cache=True)
-
-
-@pytest.fixture
 def s3(via_proxy: dict[str, Any]) -> Any:
     """One filesystem per test: building one (a botocore session) costs more than the test."""
     return fsspec.filesystem("s3", **via_proxy)
-
-
-@pytest.fixture
-def bucket(moto_server: MotoServer, new_bucket: Callable[[], str]) -> tuple[str, Callable[..., None]]:
-    name = new_bucket()
-
-    def put(objects: dict[str, bytes]) -> None:
-        put_objects(moto_server.endpoint_url, name, objects)
-
-    return name, put
 
 
 def test_unchanged_s3_persona_costs_seven_conditional_gets_and_no_bodies(

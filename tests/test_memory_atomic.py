@@ -7,13 +7,13 @@ import errno
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import MotoServer, S3Proxy, Status, s3_storage_options
+from tests.support import S3Proxy, Status, s3_storage_options
 from tests.support.homes import Home, local_home, make_home, s3_home
 from toolnexus.agents import BootstrapError, memory_tool
 from toolnexus.agents.memory import _plan
@@ -193,12 +193,6 @@ def test_moto_enforces_both_conditions(s3: Home) -> None:
     assert not store.put_if(b"stale\n", '"0123456789abcdef0123456789abcdef"')  # If-Match mismatch
     assert store.put_if(b"fresh\n", etag)
     assert s3.memory() == b"fresh\n"
-
-
-@pytest.fixture
-def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
-    with S3Proxy(moto_server.endpoint_url) as running:
-        yield running
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT"])

@@ -11,14 +11,14 @@ import io
 import os
 import tracemalloc
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import fsspec
 import pytest
 
-from tests.support import MotoServer, S3Proxy, put_objects, s3_storage_options
+from tests.support import MotoServer, S3Proxy, s3_storage_options
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
 from toolnexus.agents.sources import open_source, read_entries
 
@@ -26,27 +26,6 @@ CAP = MAX_BOOTSTRAP_FILE_BYTES
 KIB, MIB = 1024, 1024 * 1024
 RANGE = f"bytes=0-{CAP}"
 PERSONA = {name: f"# {name}\n\nText of {name}.\n".encode() * 40 for name in BOOTSTRAP_ORDER[:6]}
-
-
-@pytest.fixture
-def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
-    with S3Proxy(moto_server.endpoint_url) as running:
-        yield running
-
-
-@pytest.fixture
-def via_proxy(proxy: S3Proxy) -> dict[str, Any]:
-    return s3_storage_options(proxy.endpoint_url, skip_instance_cache=True)
-
-
-@pytest.fixture
-def bucket(moto_server: MotoServer, new_bucket: Callable[[], str]) -> tuple[str, Callable[..., None]]:
-    name = new_bucket()
-
-    def put(objects: dict[str, bytes]) -> None:
-        put_objects(moto_server.endpoint_url, name, objects)
-
-    return name, put
 
 
 def listings(proxy: S3Proxy) -> int:

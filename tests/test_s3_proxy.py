@@ -13,7 +13,6 @@ import http.client
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
@@ -52,12 +51,6 @@ def bucket(moto_server: MotoServer) -> str:
     make_bucket(moto_server.endpoint_url, BUCKET)
     put_objects(moto_server.endpoint_url, BUCKET, {"data.bin": DATA, "empty.bin": b""})
     return BUCKET
-
-
-@pytest.fixture
-def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
-    with S3Proxy(moto_server.endpoint_url) as running:
-        yield running
 
 
 def make_fs(proxy: S3Proxy, *, attempts: int = 3, s3fs_retries: int = 5, **extra: Any) -> Any:
