@@ -64,10 +64,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for value in callspec.params.values() if callspec is not None else ():
             if isinstance(value, str) and value in MARKER_BY_BACKEND:
                 item.add_marker(MARKER_BY_BACKEND[value])
-    # Tests marked slow run first (stable sort: otherwise in file order). A slow test started last
-    # on one pytest-xdist worker keeps the run going while the other worker idles; started first,
-    # the fast tests fill in around it.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def _require_s3_marker(request: pytest.FixtureRequest) -> None:
