@@ -18,7 +18,7 @@ import fsspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.support.store_workers import append_from_processes, report_figure
+from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
 from tests.test_conformance import PERSONAS, Persona, expected, zip_bytes
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.agents.sources import FsspecSource
@@ -166,20 +166,21 @@ def test_gcs_emulator_makes_the_memory_tool_refuse(
 @pytest.mark.timeout(360)  # spawned writers on a loaded 2-core machine; a hang guard, not a bound
 @pytest.mark.parametrize("backend", ["azure", "gcs"])
 def test_four_processes_lose_no_note(
-    request: pytest.FixtureRequest, backend: str, capsys: Any, record_property: Any
+    request: pytest.FixtureRequest, backend: str, capsys: Any, record_property: Any, stress: bool
 ) -> None:
     store = _store(request, backend)
     home = store.home({"SOUL.md": b"x"})
-    assert append_from_processes(home, store.options, writers=4, count=25) == [0, 0, 0, 0]
+    count = appends_per_process(stress)
+    assert append_from_processes(home, store.options, writers=4, count=count) == [0, 0, 0, 0]
     notes = store.get(f"{home}/MEMORY.md").decode().splitlines()
     duplicated = sum(1 for n in collections.Counter(notes).values() if n > 1)
     report_figure(
         record_property,
         capsys,
-        f"{backend} ({SERVERS[backend][1]}), 4 processes x 25 appends: expected 100, "
+        f"{backend} ({SERVERS[backend][1]}), 4 processes x {count} appends: expected {4 * count}, "
         f"found {len(notes)}, duplicated {duplicated}",
     )
-    assert sorted(notes) == sorted(f"note {w}-{i}" for w in range(4) for i in range(25))
+    assert sorted(notes) == sorted(f"note {w}-{i}" for w in range(4) for i in range(count))
 
 
 def test_single_writer_on_the_gcs_emulator_writes_plainly(request: pytest.FixtureRequest) -> None:

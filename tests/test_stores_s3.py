@@ -15,7 +15,7 @@ import pytest
 
 from tests.support import MotoServer, S3Proxy, s3_storage_options
 from tests.support.homes import Home, s3_home
-from tests.support.store_workers import append_from_processes, report_figure
+from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
 from tests.test_memory_concurrency import linearizable_moto  # noqa: F401  (a fixture)
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.agents.errors import read_error
@@ -56,19 +56,21 @@ def _notes(home: Home) -> list[str]:
 @pytest.mark.timeout(360)  # spawned writers on a loaded 2-core machine; a hang guard, not a bound
 @pytest.mark.usefixtures("linearizable_moto")
 def test_four_processes_lose_no_note_on_moto(
-    request: pytest.FixtureRequest, capsys: Any, record_property: Any
+    request: pytest.FixtureRequest, capsys: Any, record_property: Any, stress: bool
 ) -> None:
     home = s3_home(request.getfixturevalue("new_bucket")(), request.getfixturevalue("s3_options"))
     options = home.options["storage_options"]
-    assert append_from_processes(home.location, options, writers=4, count=25) == [0, 0, 0, 0]
+    count = appends_per_process(stress)
+    assert append_from_processes(home.location, options, writers=4, count=count) == [0, 0, 0, 0]
     notes = _notes(home)
     duplicated = sum(1 for n in collections.Counter(notes).values() if n > 1)
     report_figure(
         record_property,
         capsys,
-        f"S3 (moto), 4 processes x 25 appends: expected 100, found {len(notes)}, duplicated {duplicated}",
+        f"S3 (moto), 4 processes x {count} appends: expected {4 * count}, "
+        f"found {len(notes)}, duplicated {duplicated}",
     )
-    assert sorted(notes) == sorted(f"note {w}-{i}" for w in range(4) for i in range(25))
+    assert sorted(notes) == sorted(f"note {w}-{i}" for w in range(4) for i in range(count))
 
 
 def test_a_server_ignoring_conditions_is_refused(ignoring: Home, capsys: Any, record_property: Any) -> None:
