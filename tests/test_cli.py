@@ -16,26 +16,12 @@ from typing import Any
 import pytest
 
 from tests.support import MotoServer, put_objects
+from tests.support.cli import EXAMPLE, TOOLNEXUS, run
 from tests.support.s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
 from toolnexus import cli
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, inspect_soul
 from toolnexus.cli import build_parser
 from toolnexus.cli_support import Subparsers, emit, location_options
-
-TOOLNEXUS = Path(sys.executable).parent / "toolnexus"
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "aster"
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(TOOLNEXUS), *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=180,  # a hang guard: a loaded machine makes imports take many seconds
-        cwd=cwd,
-    )
 
 
 def assert_error_line(result: subprocess.CompletedProcess[str], *mentions: str) -> None:

@@ -11,29 +11,15 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import EXAMPLE, TOOLNEXUS, run
 from toolnexus.agents import inspect_soul
 
-TOOLNEXUS = Path(sys.executable).parent / "toolnexus"
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "aster"
 COMMANDS = ("soul", "inspect", "check", "bundle", "memory")
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(TOOLNEXUS), *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-        cwd=cwd,
-    )
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from tests.support import S3Proxy, Status, s3_storage_options
 from tests.support.homes import Home, local_home, make_home, s3_home
 from toolnexus.agents import BootstrapError, memory_tool
 from toolnexus.agents.memory import _plan
-from toolnexus.agents.memory_store import Change, Plan, S3Store
+from toolnexus.agents.stores import Change, Plan, S3Store
 from toolnexus.agents.stores import base as store_base
 from toolnexus.agents.stores import local as local_store
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 from ..errors import BootstrapError
 
 if TYPE_CHECKING:
-    from ..memory_store import MemoryStore
+    from ..stores import MemoryStore
 
 __all__ = [
     "BootstrapSource",

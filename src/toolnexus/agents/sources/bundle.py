@@ -33,7 +33,7 @@ from .s3_bundle import tail_opener
 from .s3_requests import is_s3
 
 if TYPE_CHECKING:
-    from ..memory_store import MemoryStore
+    from ..stores import MemoryStore
 
 __all__ = ["BUNDLE_BLOCK_SIZE", "ZIP", "ZIP_SIGNATURES", "BundleSource", "open_archive"]
 

@@ -21,7 +21,7 @@ from .registry import ArchiveFile, archive_for_file, kind_by_name, not_a_folder
 from .s3_requests import is_s3
 
 if TYPE_CHECKING:
-    from ..memory_store import MemoryStore
+    from ..stores import MemoryStore
 
 __all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource", "is_empty_range_error"]
 
@@ -80,7 +80,7 @@ class FsspecSource(SourceBase):
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         """The stores module decides how (conditional PUT, in-process lock, or refuse); read-only
         filesystems (HTTP, archives, git, …) are refused here, naming the filesystem."""
-        from ..memory_store import fsspec_store  # noqa: PLC0415  (the stores import the sources)
+        from ..stores import fsspec_store  # noqa: PLC0415  (the stores import the sources)
 
         if _is_read_only(self.fs):
             raise read_only(self.location, f"on a read-only {type(self.fs).__name__}", "it has no write side")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .base import BootstrapSource, Entry, Reading, SourceBase, read_entries, read_entries_async, writer_of
 
 if TYPE_CHECKING:
-    from ..memory_store import MemoryStore
+    from ..stores import MemoryStore
 
 __all__ = ["LayeredSource"]
 

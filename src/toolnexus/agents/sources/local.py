@@ -21,7 +21,7 @@ from .base import Entry, Reading, SourceBase
 from .registry import ArchiveFile, archive_for_file, not_a_folder
 
 if TYPE_CHECKING:
-    from ..memory_store import MemoryStore
+    from ..stores import MemoryStore
 
 __all__ = ["LocalSource", "read_capped"]
 
@@ -188,7 +188,7 @@ class LocalSource(SourceBase):
         ``single_writer`` changes nothing here: local writes are always coordinated. A bundle is
         read-only (:class:`BootstrapError`), another file a :class:`NotADirectoryError`.
         """
-        from ..memory_store import LocalStore  # noqa: PLC0415  (the stores import the sources)
+        from ..stores import LocalStore  # noqa: PLC0415  (the stores import the sources)
 
         try:
             is_dir = stat.S_ISDIR(os.stat(self.root).st_mode)

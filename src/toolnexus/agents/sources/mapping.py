@@ -16,7 +16,7 @@ from ..soul import MAX_BOOTSTRAP_FILE_BYTES
 from .base import Entry, Reading, SourceBase, read_only
 
 if TYPE_CHECKING:
-    from ..memory_store import Change, Plan
+    from ..stores import Change, Plan
 
 __all__ = ["DictSource", "DictStore"]
 

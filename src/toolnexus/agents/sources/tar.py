@@ -28,7 +28,7 @@ from .base import Entry, Reading, SourceBase, read_only
 from .registry import ArchiveFile, ArchiveKind
 
 if TYPE_CHECKING:
-    from ..memory_store import MemoryStore
+    from ..stores import MemoryStore
 
 __all__ = ["MAX_TAR_SCAN_BYTES", "TAR", "TarSource"]
 
