@@ -8,6 +8,7 @@ CPU per request, not by latency, and that call is the least CPU s3fs can spend o
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import threading
 import time
@@ -15,7 +16,7 @@ import tracemalloc
 
 import fsspec
 
-from benchmarks.harness import Row, client_cpu_seconds, fmt_bytes, fmt_time
+from benchmarks.harness import Row, client_cpu_seconds, fmt_bytes, fmt_time, process_cpu_seconds
 from benchmarks.personas import typical_files
 from benchmarks.remote import POOL
 from benchmarks.servers import BUCKET, S3
@@ -51,18 +52,25 @@ def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int]) -> list
         floor()
         runs: dict[str, list[float]] = {"fleet": [], "floor": []}
         cpu: dict[str, list[float]] = {"fleet": [], "floor": []}
+        servers: dict[str, list[float]] = {"moto": [], "proxy": []}
         peak = 0
         for _ in range(rounds):
             for kind, run in (("floor", floor), ("fleet", lambda: asyncio.run(gather()))):
-                before = client_cpu_seconds()
+                before = client_cpu_seconds(), process_cpu_seconds(s3.pid), process_cpu_seconds(s3.proxy.pid)
                 elapsed, proxy = s3.observe(run, latency)
-                cpu[kind].append(client_cpu_seconds() - before)
+                cpu[kind].append(client_cpu_seconds() - before[0])
                 runs[kind].append(elapsed / latency)
                 if kind == "fleet":
                     peak = max(peak, proxy.peak_in_flight)
+                    servers["moto"].append(process_cpu_seconds(s3.pid) - before[1])
+                    servers["proxy"].append(process_cpu_seconds(s3.proxy.pid) - before[2])
         ratio = statistics.median(f / b for f, b in zip(runs["fleet"], runs["floor"], strict=True))
         trips = {kind: statistics.median(values) for kind, values in runs.items()}
         per = {kind: statistics.median(values) / n for kind, values in cpu.items()}
+        moto, relay = (statistics.median(values) for values in servers.values())
+        #: moto serves every request in one interpreter, one at a time, and the first reaches it only
+        #: after one injected latency: no client, however lean, finishes sooner than this.
+        server_bound = 1 + moto / latency
         memory = _memory_per_persona(s3, homes)
         headline = n == 50
         rows.append(
@@ -90,13 +98,25 @@ def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int]) -> list
                 details={"cpu_per_composition": per, "memory_per_persona": memory},
             )
         )
+        rows.append(
+            Row(
+                "4 fleet",
+                f"{n} personas: where the time goes ({os.cpu_count()} cores)",
+                f"≥ {server_bound:.2f} RT for any client: 1 RT + moto's CPU, served serially",
+                f"CPU: client {fmt_time(statistics.median(cpu['fleet']))}, moto {fmt_time(moto)} "
+                f"({fmt_time(moto / (7 * n))}/request), proxy {fmt_time(relay)}",
+                round_trips=server_bound,
+                limit="report",
+                details={"moto_cpu_seconds": servers["moto"], "proxy_cpu_seconds": servers["proxy"]},
+            )
+        )
     return rows
 
 
 def _memory_per_persona(s3: S3, homes: list[str]) -> int:
     """Python memory the client holds per persona while all its requests wait at the proxy.
 
-    Allocations made by the proxy's threads (in this process) are left out; moto is elsewhere.
+    The proxy and moto run in processes of their own; test-support frames are left out anyway.
     A long latency (and patient timeouts) keep every request in flight while tracemalloc slows
     the client down.
     """

@@ -37,7 +37,7 @@ class Row:
 def client_cpu_seconds() -> float:
     """CPU time of this thread plus fsspec's I/O thread (where s3fs's coroutines run).
 
-    That is the client's CPU, apart from the proxy's threads in this process and moto's process.
+    That is the client's CPU; the proxy and moto run in processes of their own.
     """
     total = time.thread_time()
     import fsspec.asyn  # noqa: PLC0415

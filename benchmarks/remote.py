@@ -11,11 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 import fsspec
-from tests.support import S3Proxy
 
 from benchmarks.harness import KIB, MIB, Row, client_cpu_seconds, fmt_bytes, fmt_time, process_cpu_seconds
 from benchmarks.personas import bundle_bytes, central_directory_size, member_bytes, text_of, typical_files
-from benchmarks.servers import BUCKET, S3
+from benchmarks.servers import BUCKET, S3, ProxyProcess
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul
 from toolnexus.agents.sources.s3_bundle import MEMBER_SLACK, TAIL_BYTES
 
@@ -24,7 +23,7 @@ CAP = MAX_BOOTSTRAP_FILE_BYTES
 POOL = {"config_kwargs": {"max_pool_connections": 400}}
 
 
-def _by_method(proxy: S3Proxy) -> str:
+def _by_method(proxy: ProxyProcess) -> str:
     counts: dict[str, int] = {}
     for record in proxy.requests:
         kind = "LIST" if record.method == "GET" and "list-type" in record.query else record.method
