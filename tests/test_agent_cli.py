@@ -4,32 +4,23 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support import cli as support_cli
 from tests.support.homes import s3_home
 from tests.support.providers import Calls, Failure, ProviderRequest, Reply, Text, provider_server, scripted
 from toolnexus.agents import compose_soul
 
 pytestmark = pytest.mark.slow  # each test starts the installed command (and the SDK) in a subprocess
 
-TOOLNEXUS = str(Path(sys.executable).parent / "toolnexus")
-
 
 def run(*argv: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed command with no provider key from the caller's environment, plus ``env``."""
     clean = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
-    return subprocess.run(
-        [TOOLNEXUS, *argv],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**clean, **(env or {})},
-    )
+    return support_cli.run(*argv, stdin=stdin, env={**clean, **(env or {})})
 
 
 @pytest.fixture

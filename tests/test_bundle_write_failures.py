@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import TOOLNEXUS, run
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, write_bundle
 
-TOOLNEXUS = Path(sys.executable).parent / "toolnexus"
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "aster"
 UNSHARE = shutil.which("unshare")
 ALL_NAMES = ", ".join(BOOTSTRAP_ORDER)
@@ -52,13 +52,7 @@ def test_names_come_in_bootstrap_order_from_a_zip_home_in_another_order(home: Pa
 def test_the_wrote_line_shows_bootstrap_order(home: Path, tmp_path: Path) -> None:
     source = reversed_zip(home, tmp_path / "reversed.zip")
     out = tmp_path / "out.zip"
-    result = subprocess.run(
-        [str(TOOLNEXUS), "bundle", str(source), str(out)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run("bundle", str(source), str(out))
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout == f"wrote {out}: 7 files ({ALL_NAMES})\n"
 
@@ -67,13 +61,7 @@ def test_one_file_is_one_file(tmp_path: Path) -> None:
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / "SOUL.md").write_bytes(b"You are Aster.")
     out = tmp_path / "out.zip"
-    result = subprocess.run(
-        [str(TOOLNEXUS), "bundle", str(tmp_path / "home"), str(out)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run("bundle", str(tmp_path / "home"), str(out))
     assert result.stdout == f"wrote {out}: 1 file (SOUL.md)\n"
 
 

@@ -12,8 +12,6 @@ import doctest
 import io
 import itertools
 import json
-import subprocess
-import sys
 import uuid
 import zipfile
 from collections.abc import Callable, Mapping
@@ -25,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support import MotoServer, S3Proxy, put_objects, s3_storage_options
+from tests.support.cli import run
 from toolnexus.agents import (
     BOOTSTRAP_ORDER,
     DictSource,
@@ -38,7 +37,6 @@ from toolnexus.agents import (
 from toolnexus.agents.sources import base as base_module
 from toolnexus.agents.sources import mapping as mapping_module
 
-TOOLNEXUS = Path(sys.executable).parent / "toolnexus"
 Persona = Mapping[str, bytes]
 
 BASE = {"AGENTS.md": b"Team rules.\n", "TOOLS.md": b"Team tools.\n", "SOUL.md": b"Generic soul.\n"}
@@ -152,11 +150,6 @@ def test_dict_source_memory_writes_back_into_the_mapping() -> None:
 def test_cli_takes_several_locations(tmp_path: Path) -> None:
     base = write_dir(tmp_path / "base", BASE)
     top = write_dir(tmp_path / "top", TOP)
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(TOOLNEXUS), *args], capture_output=True, text=True, check=False, timeout=60
-        )
 
     soul = run("soul", str(base), str(top))
     assert (soul.returncode, soul.stdout) == (0, compose_soul([base, top])[0] + "\n")

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli import run
 from tests.support.homes import Home, local_home, s3_home
 from toolnexus import cli
-
-TOOLNEXUS = str(Path(sys.executable).parent / "toolnexus")
 
 
 @pytest.fixture
@@ -70,16 +67,12 @@ def test_storage_options_on_s3(new_bucket: Any, s3_options: dict[str, Any]) -> N
     assert home.memory() == b"from the shell\n"
 
 
-def _run(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TOOLNEXUS, *argv], capture_output=True, text=True, timeout=180, check=False)
-
-
 def test_installed_command(local: Home) -> None:
-    done = _run("memory", local.location, "append", "via a subprocess")
+    done = run("memory", local.location, "append", "via a subprocess")
     expected = (0, "ok: note appended (17 of 2097152 bytes used).\n", "")
     assert (done.returncode, done.stdout, done.stderr) == expected
-    refused = _run("memory", local.location, "replace", "absent", "x")
+    refused = run("memory", local.location, "replace", "absent", "x")
     assert refused.returncode == 1
     assert refused.stderr.startswith("error: 'old' does not occur in MEMORY.md")
     assert local.memory() == b"via a subprocess\n"
-    assert "toolnexus memory /tmp/aster view" in _run("memory", "--help").stdout
+    assert "toolnexus memory /tmp/aster view" in run("memory", "--help").stdout

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import subprocess
-import sys
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ import fsspec
 import pytest
 
 from tests.support import put_objects
+from tests.support.cli import run
 from toolnexus.agents import (
     BootstrapError,
     compose_soul,
@@ -37,7 +36,6 @@ from toolnexus.agents.sources import (
     resolve,
 )
 
-TOOLNEXUS = Path(sys.executable).parent / "toolnexus"
 FILES = {"AGENTS.md": b"# Rules\n\nBe kind.\n", "SOUL.md": b"You are Aster.\n"}
 EXPECTED = ("## AGENTS.md\n\n# Rules\n\nBe kind.\n\n## SOUL.md\n\nYou are Aster.", ["AGENTS.md", "SOUL.md"])
 
@@ -103,9 +101,7 @@ def test_a_plain_file_is_not_a_folder_everywhere(memfs: Any, tmp_path: Path) -> 
 def test_the_cli_gives_the_same_answer_for_a_renamed_zip(tmp_path: Path) -> None:
     bundle = tmp_path / "aster.bin"
     bundle.write_bytes(zip_bytes(FILES))
-    result = subprocess.run(
-        [str(TOOLNEXUS), "soul", str(bundle)], capture_output=True, text=True, check=False, timeout=60
-    )
+    result = run("soul", str(bundle))
     assert (result.returncode, result.stdout) == (0, EXPECTED[0] + "\n")
 
 
@@ -114,9 +110,7 @@ def test_an_unknown_protocol_names_the_location() -> None:
         compose_soul("nosuch://x")
     with pytest.raises(ValueError, match=r"nosuch://x: unknown protocol 'nosuch'"):
         memory_tool("nosuch://x")
-    result = subprocess.run(
-        [str(TOOLNEXUS), "soul", "nosuch://x"], capture_output=True, text=True, check=False, timeout=60
-    )
+    result = run("soul", "nosuch://x")
     assert result.returncode == 2
     assert "nosuch://x" in result.stderr
 

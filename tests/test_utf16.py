@@ -8,8 +8,6 @@ property-tested in test_composer_properties.py; here are the examples, every sou
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,9 +16,9 @@ import pytest
 
 from tests import test_conformance as conformance
 from tests.support import MotoServer
+from tests.support.cli import run
 from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE, compose_soul, inspect_soul
 
-TOOLNEXUS = Path(sys.executable).parent / "toolnexus"
 HEARTBEAT = "Check the calendar at 09:00.\r\nSay «hello» 😀\r\n"
 #: As Notepad's "Unicode" and "Unicode big endian" save it.
 NOTEPAD_LE = b"\xff\xfe" + HEARTBEAT.encode("utf-16-le")
@@ -78,20 +76,16 @@ def test_every_source_decodes_utf16_the_same(backends: conformance.Backends, sou
 def test_inspect_names_the_encoding(tmp_path: Path) -> None:
     (tmp_path / "HEARTBEAT.md").write_bytes(NOTEPAD_LE)
     (tmp_path / "SOUL.md").write_bytes(b"You are Aster.")
-    table = subprocess.run(
-        [str(TOOLNEXUS), "inspect", str(tmp_path)], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
+    inspected = run("inspect", str(tmp_path))
+    assert inspected.returncode == 0, inspected.stderr
+    table = inspected.stdout
     row = next(line for line in table.splitlines() if line.startswith("HEARTBEAT.md"))
     assert row.endswith("utf-16-le, BOM stripped, 2 line endings made LF"), row
     soul_row = next(line for line in table.splitlines() if line.startswith("SOUL.md"))
     assert "utf-8" not in soul_row  # the usual encoding goes without saying in the table …
-    report = subprocess.run(
-        [str(TOOLNEXUS), "inspect", "--json", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    reported = run("inspect", "--json", str(tmp_path))
+    assert reported.returncode == 0, reported.stderr
+    report = reported.stdout
     encodings = {file["name"]: file.get("encoding") for file in json.loads(report)["files"]}
     assert encodings["HEARTBEAT.md"] == "utf-16-le"  # … and is spelled out in the JSON
     assert encodings["SOUL.md"] == "utf-8"

@@ -54,6 +54,19 @@ class _Held:
     confirmed: float
 
 
+@dataclass(frozen=True)
+class _Pending:
+    """A call that has to ask the store: the source, its cache key, and what the cache held."""
+
+    source: BootstrapSource
+    key: Hashable
+    held: _Held | None
+
+    @property
+    def old(self) -> Snapshot | None:
+        return None if self.held is None else self.held.snapshot
+
+
 class SoulCache:
     """An opt-in cache for :func:`compose_soul` that revalidates on every call.
 
@@ -109,16 +122,14 @@ class SoulCache:
         follow_external_symlinks: bool = False,
     ) -> tuple[str, list[str]]:
         """:func:`compose_soul`, revalidating what this cache holds for ``dir``."""
-        source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks)
-        held = self._before(key)
-        if held is not None and self._fresh(held):
-            return self._serve(held.snapshot)
-        old = None if held is None else held.snapshot
+        call = self._begin(dir, storage_options, fs, follow_external_symlinks)
+        if not isinstance(call, _Pending):
+            return call
         try:
-            snapshot = revalidate_sync(source, old)
+            snapshot = revalidate_sync(call.source, call.old)
         except OSError as error:
-            return self._failed(key, held, error)
-        return self._after(key, old, snapshot)
+            return self._failed(call, error)
+        return self._after(call, snapshot)
 
     async def compose_soul_async(
         self,
@@ -129,16 +140,24 @@ class SoulCache:
         follow_external_symlinks: bool = False,
     ) -> tuple[str, list[str]]:
         """:meth:`compose_soul` for event loops: S3 revalidates on s3fs's loop, others in a thread."""
-        source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks)
+        call = self._begin(dir, storage_options, fs, follow_external_symlinks)
+        if not isinstance(call, _Pending):
+            return call
+        try:
+            snapshot = await _revalidate_async(call.source, call.old)
+        except OSError as error:
+            return self._failed(call, error)
+        return self._after(call, snapshot)
+
+    def _begin(
+        self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
+    ) -> tuple[str, list[str]] | _Pending:
+        """The soul itself when ``max_age`` lets it be served without a request, else what to ask."""
+        source, key = self._resolve(dir, storage_options, fs, follow)
         held = self._before(key)
         if held is not None and self._fresh(held):
             return self._serve(held.snapshot)
-        old = None if held is None else held.snapshot
-        try:
-            snapshot = await _revalidate_async(source, old)
-        except OSError as error:
-            return self._failed(key, held, error)
-        return self._after(key, old, snapshot)
+        return _Pending(source, key, held)
 
     def _resolve(
         self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
@@ -173,7 +192,8 @@ class SoulCache:
         self.stats.fresh_hits += 1
         return True
 
-    def _after(self, key: Hashable, old: Snapshot | None, snapshot: Snapshot) -> tuple[str, list[str]]:
+    def _after(self, call: _Pending, snapshot: Snapshot) -> tuple[str, list[str]]:
+        key, old = call.key, call.old
         now = self._clock()
         if old is snapshot:  # unchanged: the hot path
             held = self._held.get(key)
@@ -194,8 +214,9 @@ class SoulCache:
                 self.stats.evictions += 1
         return self._serve(snapshot)
 
-    def _failed(self, key: Hashable, held: _Held | None, error: OSError) -> tuple[str, list[str]]:
+    def _failed(self, call: _Pending, error: OSError) -> tuple[str, list[str]]:
         """Serve the last good soul if ``stale_if_error`` allows it, loudly; otherwise raise."""
+        key, held = call.key, call.held
         if isinstance(error, FileNotFoundError | NotADirectoryError):
             with self._lock:
                 self._held.pop(key, None)  # the persona is gone: never serve it again
