@@ -4,12 +4,11 @@ Both run outside the client's process so that their CPU does not share the clien
 round trips and CPU measured are the client's, as against a real S3, where neither the network
 nor the server runs on the client's interpreter. The proxy's log is read over a pipe.
 
-moto is served the way a real S3 behaves in two respects that matter to round trips
-(:func:`serve_moto`): it is moto's S3 application alone (moto's all-services dispatcher spends
-~3 ms of CPU per request finding the service, 40 % of its per-request cost), and a ranged GET reads
-only the object's bytes held in memory, where moto copies the whole object out of a temporary file
-for every ranged GET (~55 ms for a 48 MiB bundle: a cost proportional to the object that S3 does
-not have). The server's CPU is still reported beside the rows it affects (target 3 at 50 ms).
+moto is moto's S3 application alone, as everywhere in the tests (:mod:`tests.support.s3`), and a
+ranged GET reads only the range of bytes kept in memory (:func:`serve_moto`): stock moto copies the
+whole object out of a temporary file for every ranged GET (~55 ms for a 48 MiB bundle, a cost
+proportional to the object that S3 does not have). The server's CPU is reported beside the rows
+it affects (target 3 at 50 ms, target 4's "where the time goes").
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Client, Connection, Listener
 from typing import Any
 
-from tests.support import make_bucket, put_objects, s3_storage_options
+from tests.support import make_bucket, put_objects, s3_storage_options, start_moto_server
 from tests.support.proxy import RequestRecord
 
 BUCKET = "toolnexus-bench"
@@ -60,22 +59,11 @@ def _keep_object_bytes_in_memory() -> None:
 
 def serve_moto() -> None:
     """The moto child: moto's S3 application on 127.0.0.1, until stdin closes."""
-    import logging  # noqa: PLC0415
-    import threading  # noqa: PLC0415
-
-    from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app  # noqa: PLC0415
-    from tests.support.s3 import MOTO_LISTEN_BACKLOG, _set_dummy_aws_env  # noqa: PLC0415
-    from werkzeug.serving import ThreadedWSGIServer, make_server  # noqa: PLC0415
-
-    _set_dummy_aws_env()
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     _keep_object_bytes_in_memory()
-    ThreadedWSGIServer.request_queue_size = MOTO_LISTEN_BACKLOG
-    server = make_server("127.0.0.1", 0, create_backend_app("s3"), True, request_handler=MotoRequestHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
+    server = start_moto_server()
+    print(server.endpoint_url, flush=True)
     sys.stdin.read()  # until the parent closes our stdin
-    server.shutdown()
+    server.stop()
 
 
 def serve_proxy(upstream: str, port: int, authkey: str) -> None:
