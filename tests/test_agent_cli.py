@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,19 @@ def test_provider_errors_are_one_line_and_exit_2(home: Path) -> None:
 def test_unreachable_provider_or_missing_key_is_one_line(home: Path) -> None:
     with provider_server("anthropic", scripted()) as server:
         url = server.base_url
-    ask = ("ask", str(home), "Hi", "--provider", "anthropic", "--model", "m", "--base-url", url)
+    ask = (
+        "ask",
+        str(home),
+        "Hi",
+        "--provider",
+        "anthropic",
+        "--model",
+        "m",
+        "--base-url",
+        url,
+        "--max-retries",
+        "0",
+    )
     for env in ({"ANTHROPIC_API_KEY": "sk-ant-test"}, {}):  # nothing listens; then no key at all
         result = run(*ask, env=env)
         assert result.returncode == 2
@@ -142,3 +155,66 @@ def test_ask_a_home_on_s3_with_storage_options(new_bucket: Any, s3_options: dict
     assert (result.returncode, result.stdout) == (0, "Saved.\n"), result.stderr
     assert server.requests[0].system == soul_before
     assert home.memory() == b"- from the cloud\n"
+
+
+def test_max_retries_is_the_number_of_retries_the_server_sees(home: Path) -> None:
+    for retries in (0, 1):
+        with provider_server("openai", scripted(*[Failure(500, "overloaded")] * 3)) as server:
+            result = run(
+                "ask",
+                str(home),
+                "Hi",
+                "--model",
+                "m",
+                "--base-url",
+                server.base_url,
+                "--max-retries",
+                str(retries),
+            )
+        assert result.returncode == 2
+        assert result.stderr.startswith(f"toolnexus: error: openai at {server.base_url}: ")
+        assert len(server.requests) == 1 + retries
+
+
+def test_timeout_gives_up_on_a_provider_that_does_not_answer(home: Path) -> None:
+    answer = threading.Event()
+
+    def never_in_time(_request: ProviderRequest) -> Reply:
+        answer.wait(timeout=120)  # released below, once the command has given up
+        return Text("too late")
+
+    with provider_server("openai", never_in_time) as server:
+        try:
+            result = run(
+                "ask",
+                str(home),
+                "Hi",
+                "--model",
+                "m",
+                "--base-url",
+                server.base_url,
+                "--max-retries",
+                "0",
+                "--timeout",
+                "0.5",
+            )
+        finally:
+            answer.set()
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"toolnexus: error: openai at {server.base_url}: ")
+    assert "timed out" in result.stderr.lower()
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--max-retries", "-1", "expected a whole number of at least 0, got '-1'"),
+        ("--timeout", "0", "expected a positive number of seconds, got '0'"),
+        ("--timeout", "soon", "expected a positive number of seconds, got 'soon'"),
+    ],
+)
+def test_model_call_limits_are_checked(home: Path, option: str, value: str, message: str) -> None:
+    result = run("ask", str(home), "Hi", "--model", "m", option, value)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == f"toolnexus ask: error: argument {option}: {message}"

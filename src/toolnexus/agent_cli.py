@@ -49,7 +49,9 @@ def _agent(args: argparse.Namespace) -> Agent:
     if not model_name:
         raise ValueError("no model: pass --model NAME (or set TOOLNEXUS_MODEL)")
     model_class: Any = AnthropicModel if args.provider == "anthropic" else OpenAIChatModel
-    model = model_class(model_name, base_url=args.base_url)
+    model = model_class(
+        model_name, base_url=args.base_url, max_retries=args.max_retries, timeout=args.timeout
+    )
     return agent_from_dir(
         args.home,
         model=model,
@@ -119,6 +121,18 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
     )
     model.add_argument("--base-url", help="the provider's URL, e.g. http://localhost:11434/v1 for Ollama")
     model.add_argument(
+        "--max-retries",
+        type=_count,
+        default=2,
+        help="retries of a failed model call, with the SDK's backoff (default: %(default)s; 0 fails fast)",
+    )
+    model.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="give up on a model call after this long (default: the SDK's, 10 minutes)",
+    )
+    model.add_argument(
         "--max-turns",
         type=int,
         default=DEFAULT_MAX_TURNS,
@@ -133,6 +147,24 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
         help="only this process writes the home: plain writes where conditional ones are unavailable",
     )
     return parser
+
+
+def _count(text: str) -> int:
+    """A whole number of at least 0, with the argument's own error if not."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 0, got {text!r}")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return seconds
 
 
 def register(subparsers: Subparsers) -> None:
