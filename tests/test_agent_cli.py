@@ -107,19 +107,8 @@ def test_provider_errors_are_one_line_and_exit_2(home: Path) -> None:
 def test_unreachable_provider_or_missing_key_is_one_line(home: Path) -> None:
     with provider_server("anthropic", scripted()) as server:
         url = server.base_url
-    ask = (
-        "ask",
-        str(home),
-        "Hi",
-        "--provider",
-        "anthropic",
-        "--model",
-        "m",
-        "--base-url",
-        url,
-        "--max-retries",
-        "0",
-    )
+    ask = ("ask", str(home), "Hi", "--provider", "anthropic", "--model", "m", "--base-url", url)
+    ask += ("--max-retries", "0")  # a refused connection fails at once, not after the SDK's backoffs
     for env in ({"ANTHROPIC_API_KEY": "sk-ant-test"}, {}):  # nothing listens; then no key at all
         result = run(*ask, env=env)
         assert result.returncode == 2
@@ -160,17 +149,8 @@ def test_ask_a_home_on_s3_with_storage_options(new_bucket: Any, s3_options: dict
 def test_max_retries_is_the_number_of_retries_the_server_sees(home: Path) -> None:
     for retries in (0, 1):
         with provider_server("openai", scripted(*[Failure(500, "overloaded")] * 3)) as server:
-            result = run(
-                "ask",
-                str(home),
-                "Hi",
-                "--model",
-                "m",
-                "--base-url",
-                server.base_url,
-                "--max-retries",
-                str(retries),
-            )
+            ask = ("ask", str(home), "Hi", "--model", "m", "--base-url", server.base_url)
+            result = run(*ask, "--max-retries", str(retries))
         assert result.returncode == 2
         assert result.stderr.startswith(f"toolnexus: error: openai at {server.base_url}: ")
         assert len(server.requests) == 1 + retries
@@ -185,19 +165,8 @@ def test_timeout_gives_up_on_a_provider_that_does_not_answer(home: Path) -> None
 
     with provider_server("openai", never_in_time) as server:
         try:
-            result = run(
-                "ask",
-                str(home),
-                "Hi",
-                "--model",
-                "m",
-                "--base-url",
-                server.base_url,
-                "--max-retries",
-                "0",
-                "--timeout",
-                "0.5",
-            )
+            limits = ["--max-retries", "0", "--timeout", "0.5"]
+            result = run("ask", str(home), "Hi", "--model", "m", "--base-url", server.base_url, *limits)
         finally:
             answer.set()
     assert result.returncode == 2
