@@ -37,7 +37,8 @@ def _keep_object_bytes_in_memory() -> None:
     moto's ``FakeKey.value`` reads the whole object from its spooled temporary file for every
     request and then slices the range out of it, so a 64 KiB ranged GET of a 48 MiB object costs
     ~55 ms of server CPU. Keeping the bytes makes a ranged GET cost what S3's does: independent
-    of the object's size. Writes go through moto's own setter and drop the kept copy.
+    of the object's size (only the first GET after a write still copies, once; the benchmarks
+    warm up before they measure). Writes go through moto's own setter and drop the kept copy.
     """
     from moto.s3.models import FakeKey  # noqa: PLC0415  (only in the server's process)
 
