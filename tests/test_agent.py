@@ -31,7 +31,7 @@ from toolnexus.agents import (
     agent_from_dir,
     compose_soul,
 )
-from toolnexus.agents.agent import HEARTBEAT_PROMPT
+from toolnexus.runtime.agent import HEARTBEAT_PROMPT
 
 WIRES = ["openai", "anthropic"]
 

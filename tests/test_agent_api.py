@@ -21,7 +21,7 @@ from toolnexus.agents import (
     agent_from_dir,
     memory_tool,
 )
-from toolnexus.agents.models.base import parse_arguments
+from toolnexus.runtime.messages import parse_arguments
 
 
 def test_the_async_session_is_the_same_conversation(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from tests.support.providers import (
     Text,
     provider_server,
 )
-from toolnexus.agents.agent import HEARTBEAT_PROMPT
+from toolnexus.runtime.agent import HEARTBEAT_PROMPT
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = (

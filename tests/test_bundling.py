@@ -17,11 +17,11 @@ from toolnexus.agents import (
     BOOTSTRAP_ORDER,
     MAX_BOOTSTRAP_FILE_BYTES,
     BootstrapError,
-    bundling,
     compose_soul,
     inspect_soul,
     write_bundle,
 )
+from toolnexus.soul import bundling
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "aster"
 

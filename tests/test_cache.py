@@ -20,8 +20,9 @@ import fsspec
 import pytest
 
 from tests.support import S3Proxy, Status
-from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, compose_soul_async, revalidation
-from toolnexus.agents.cache import SoulCache
+from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, compose_soul_async
+from toolnexus.soul import revalidation
+from toolnexus.soul.cache import SoulCache
 
 PERSONA = {name: f"# {name}\n\nText of {name}.\n".encode() * 20 for name in BOOTSTRAP_ORDER[:6]}
 
@@ -252,7 +253,7 @@ def test_every_s3_change_is_seen_on_the_next_call(
 def test_s3_bundle_revalidates_with_one_conditional_request(
     proxy: S3Proxy, s3: Any, bucket: tuple[str, Callable[..., None]]
 ) -> None:
-    from toolnexus.agents.bundling import bundle_bytes  # noqa: PLC0415
+    from toolnexus.soul.bundling import bundle_bytes  # noqa: PLC0415
 
     name, put = bucket
     put({"aster.zip": bundle_bytes(PERSONA)})
@@ -327,7 +328,7 @@ def test_async_s3_revalidation_runs_on_the_filesystems_loop(
 def test_chained_url_bundle_on_s3_revalidates_by_etag(
     proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
 ) -> None:
-    from toolnexus.agents.bundling import bundle_bytes  # noqa: PLC0415
+    from toolnexus.soul.bundling import bundle_bytes  # noqa: PLC0415
 
     name, put = bucket
     put({"a.zip": bundle_bytes(PERSONA)})

@@ -18,10 +18,10 @@ import pytest
 from tests.support import MotoServer, put_objects
 from tests.support.cli import EXAMPLE, TOOLNEXUS, run
 from tests.support.s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
-from toolnexus import cli
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, inspect_soul
-from toolnexus.cli import build_parser
-from toolnexus.cli_support import Subparsers, emit, location_options
+from toolnexus.cli import app as cli
+from toolnexus.cli._support import Subparsers, emit, location_options
+from toolnexus.cli.app import build_parser
 
 
 def assert_error_line(result: subprocess.CompletedProcess[str], *mentions: str) -> None:

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE
-from toolnexus.agents.soul import compose, compose_report, normalise_body
+from toolnexus.composer.rules import compose, compose_report, normalise_body
 
 CAPS = st.integers(min_value=1, max_value=24)
 

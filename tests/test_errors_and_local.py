@@ -20,7 +20,7 @@ import s3fs
 from tests.support import MotoServer, put_objects
 from tests.support.files import DictSource, make_home
 from toolnexus.agents import BootstrapError, compose_soul, inspect_soul
-from toolnexus.agents.sources import local as local_source
+from toolnexus.sources import local as local_source
 
 # --- the home itself -------------------------------------------------------------------------
 

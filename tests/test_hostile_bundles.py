@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.support.files import zip_bytes
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, BootstrapError, compose_soul
-from toolnexus.agents.sources import BundleSource
+from toolnexus.sources import BundleSource
 
 NOTICE = "\n\n[truncated: exceeds 2 MB bootstrap cap]"
 PERSONA = {"AGENTS.md": b"Be brief.", "SOUL.md": b"You are Aster.", "USER.md": b"Mira"}

@@ -20,7 +20,7 @@ import pytest
 
 from tests.support.files import make_home
 from toolnexus.agents import BootstrapError, compose_soul, inspect_soul
-from toolnexus.agents.sources import local as local_source
+from toolnexus.sources import local as local_source
 
 SECRET = b"-----BEGIN PRIVATE KEY----- do not leak"
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND

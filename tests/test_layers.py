@@ -34,8 +34,8 @@ from toolnexus.agents import (
     memory_tool,
     write_bundle,
 )
-from toolnexus.agents.sources import base as base_module
-from toolnexus.agents.sources import mapping as mapping_module
+from toolnexus.sources import base as base_module
+from toolnexus.sources import mapping as mapping_module
 
 Persona = Mapping[str, bytes]
 

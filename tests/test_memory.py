@@ -15,7 +15,7 @@ from tests.support.files import DictSource
 from tests.support.homes import OTHER_FILES, Home, make_home
 from toolnexus import agents
 from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, BootstrapError, MemoryTool, memory_tool
-from toolnexus.agents.memory import DESCRIPTION, INPUT_SCHEMA
+from toolnexus.memory.portable import DESCRIPTION, INPUT_SCHEMA
 
 CAP = MAX_BOOTSTRAP_FILE_BYTES
 
@@ -267,7 +267,7 @@ def test_missing_home_plain_file_and_custom_source(
 
 def test_unwritable_local_folder_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The suite may run as root, for whom every folder is writable: simulate the access check.
-    monkeypatch.setattr("toolnexus.agents.sources.local.os.access", lambda path, mode: False)
+    monkeypatch.setattr("toolnexus.sources.local.os.access", lambda path, mode: False)
     with pytest.raises(PermissionError, match=r"is not writable: MEMORY\.md cannot be saved"):
         memory_tool(tmp_path)
 

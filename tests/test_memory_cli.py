@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.cli import run
 from tests.support.homes import Home, local_home, s3_home
-from toolnexus import cli
+from toolnexus.cli import app as cli
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.homes import OTHER_FILES, Home, make_home
 from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, compose_soul, memory_tool
-from toolnexus.agents.memory import DESCRIPTION, INPUT_SCHEMA, MEMORY_ONLY_DESCRIPTION, MEMORY_ONLY_SCHEMA
+from toolnexus.memory.portable import DESCRIPTION, INPUT_SCHEMA, MEMORY_ONLY_DESCRIPTION, MEMORY_ONLY_SCHEMA
 
 USER_SEED = OTHER_FILES["USER.md"]
 

@@ -20,7 +20,7 @@ import pytest
 
 from tests.support import MotoServer, S3Proxy, s3_storage_options
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
-from toolnexus.agents.sources import open_source, read_entries
+from toolnexus.sources import open_source, read_entries
 
 CAP = MAX_BOOTSTRAP_FILE_BYTES
 KIB, MIB = 1024, 1024 * 1024

@@ -50,7 +50,7 @@ import s3fs
 
 from tests.support import MotoServer, make_bucket, put_objects
 from toolnexus.agents import BOOTSTRAP_ORDER
-from toolnexus.agents.bundling import bundle_bytes
+from toolnexus.soul.bundling import bundle_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -27,7 +27,7 @@ from toolnexus.agents import (
     memory_tool,
     write_bundle,
 )
-from toolnexus.agents.sources import (
+from toolnexus.sources import (
     BundleSource,
     FsspecSource,
     LocalSource,
@@ -135,7 +135,7 @@ def test_sources_say_how_they_are_written(tmp_path: Path) -> None:
 
 
 def test_a_local_writer_writes_the_name_it_is_given(tmp_path: Path) -> None:
-    from toolnexus.agents.stores import Change  # noqa: PLC0415
+    from toolnexus.stores import Change  # noqa: PLC0415
 
     store = LocalSource(tmp_path).writer("USER.md")
     store.update(lambda current: Change(b"Mira\n", "ok"))

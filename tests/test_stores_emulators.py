@@ -21,8 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
 from tests.test_conformance import PERSONAS, Persona, expected, zip_bytes
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
-from toolnexus.agents.sources import FsspecSource
-from toolnexus.agents.stores import AzureBlobStore, GcsStore
+from toolnexus.sources import FsspecSource
+from toolnexus.stores import AzureBlobStore, GcsStore
+from toolnexus.stores.probe import require_enforced
 
 pytestmark = pytest.mark.emulators
 
@@ -114,7 +115,7 @@ def test_empty_memory_is_editable(request: pytest.FixtureRequest, store: Store) 
 
 def _memory_store(store: Store, store_class: Any) -> tuple[Any, str]:
     home = store.home({})
-    return store_class(FsspecSource(store.fs, home.split("://", 1)[1])), home
+    return store_class(FsspecSource(store.fs, home.split("://", 1)[1]), probe=require_enforced), home
 
 
 @pytest.mark.parametrize(("backend", "store_class"), [("azure", AzureBlobStore), ("gcs", GcsStore)])

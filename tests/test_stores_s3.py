@@ -18,8 +18,8 @@ from tests.support.homes import Home, s3_home
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
 from tests.test_memory_concurrency import linearizable_moto  # noqa: F401  (a fixture)
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
-from toolnexus.agents.errors import read_error
-from toolnexus.agents.stores import forget_verdicts
+from toolnexus.errors import read_error
+from toolnexus.stores import forget_verdicts
 
 pytestmark = pytest.mark.s3
 

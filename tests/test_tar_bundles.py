@@ -27,7 +27,7 @@ from toolnexus.agents import (
     memory_tool,
     write_bundle,
 )
-from toolnexus.agents.sources import tar as tar_module
+from toolnexus.sources import tar as tar_module
 
 FILES = {
     "AGENTS.md": b"# Rules\n\nBe kind.\n",

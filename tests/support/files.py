@@ -1,7 +1,7 @@
 """Homes, zip archives and a dict-backed source built from plain ``{name: bytes}`` maps.
 
 One copy of each, shared by every test file. For a reproducible bundle of bootstrap files only, use
-the library's own :func:`toolnexus.agents.bundling.bundle_bytes`; :func:`zip_bytes` is for archives
+the library's own :func:`toolnexus.soul.bundling.bundle_bytes`; :func:`zip_bytes` is for archives
 the library would never write (a folder prefix, other members, stored members, hostile names).
 """
 

@@ -4,18 +4,24 @@
 >>> soul, found = compose_soul("examples/aster")  # doctest: +SKIP
 """
 
-from .agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
-from .bundling import write_bundle
-from .cache import SoulCache
-from .errors import BootstrapError
-from .loop import RunResult
-from .memory import MemoryTool, memory_tool
-from .models import AnthropicModel, ModelError, ModelReply, OpenAIChatModel, ToolCall, Usage
-from .session import Session, SyncSession
-from .soul import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE, FileReport, SoulReport
-from .sources import BootstrapSource, DictSource, LayeredSource, SourceBase
-from .surface import compose_soul, compose_soul_async, inspect_soul
-from .tools import Tool
+from toolnexus.composer.rules import (
+    BOOTSTRAP_ORDER,
+    MAX_BOOTSTRAP_FILE_BYTES,
+    TRUNCATION_NOTICE,
+    FileReport,
+    SoulReport,
+)
+from toolnexus.errors import BootstrapError
+from toolnexus.memory.portable import MemoryTool, memory_tool
+from toolnexus.models import AnthropicModel, ModelError, ModelReply, OpenAIChatModel, ToolCall, Usage
+from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
+from toolnexus.runtime.loop import RunResult
+from toolnexus.runtime.session import Session, SyncSession
+from toolnexus.runtime.tools import Tool
+from toolnexus.soul.bundling import write_bundle
+from toolnexus.soul.cache import SoulCache
+from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
+from toolnexus.sources import BootstrapSource, DictSource, LayeredSource, SourceBase
 
 __all__ = [
     "BOOTSTRAP_ORDER",

@@ -1,0 +1,1 @@
+"""The specification's composition rules, pure: order, the byte cap, decoding, sections."""

@@ -1,0 +1,1 @@
+"""The memory tools: the portable tool, Anthropic's native tool and the pure edit plans under both."""

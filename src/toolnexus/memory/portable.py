@@ -1,0 +1,250 @@
+"""``memory_tool``: the opt-in built-in that lets a persona keep durable notes in its own home —
+MEMORY.md (what it has learned) and USER.md (who its user is).
+
+The model calls one tool, ``memory``, with a ``command`` (view / append / replace / remove, after
+Letta's core-memory and Anthropic's memory tool) and a ``target`` (``"memory"``, the default, or
+``"user"``). Claude models may instead use Anthropic's built-in memory commands on
+``/memories/…`` paths (:mod:`.memory_native`); the same call runs either. Mistakes the model can
+fix come back as ``"error: …"`` text telling it what to do; storage failures raise, like
+``compose_soul``'s. Edits are planned purely (:mod:`.memory_text`); :mod:`.stores` makes each
+read-plan-write indivisible on its backend, or refuses. The soul a session was composed with never
+changes; the next ``compose_soul`` shows the edits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from toolnexus.memory import native as memory_native
+from toolnexus.memory.edits import CAP, find_once, plan_edit, readable_text
+from toolnexus.sources import resolve, writer_of
+from toolnexus.stores import MEMORY_FILE, MemoryStore, Plan
+
+__all__ = ["USER_FILE", "MemoryTool", "memory_tool"]
+
+USER_FILE = "USER.md"
+
+#: ``target`` → the file it edits.
+TARGETS = {"memory": MEMORY_FILE, "user": USER_FILE}
+
+_COMMANDS = f"""Commands:
+- view: show the file exactly as stored. View before replace/remove, to copy text exactly.
+- append (content): add a note at the end, on its own line.
+- replace (old, new): replace text that occurs exactly once; use it to update or merge notes.
+- remove (old): delete text that occurs exactly once (a whole line goes with its line break).
+Each file is limited to {CAP} bytes; if an edit is refused for size, condense older notes first."""
+
+MEMORY_ONLY_DESCRIPTION = f"""\
+Your long-term memory: the file {MEMORY_FILE} in your home. Its text is loaded into your system \
+prompt at the start of every future session (edits show from the next session, not this one). \
+Save what will matter next time — the user's preferences, decisions, ongoing work, lessons \
+learned — as short, self-contained notes. Do not save secrets or passing small talk.
+{_COMMANDS}"""
+
+DESCRIPTION = f"""\
+Your long-term memory: two files in your home, loaded into your system prompt at the start of \
+every future session (edits show from the next session, not this one). target "memory" \
+({MEMORY_FILE}, the default): what you have learned — decisions, ongoing work, lessons. target \
+"user" ({USER_FILE}): who the user is — name, role, preferences, how they like to work. Save what \
+will matter next time as short, self-contained notes. Do not save secrets or passing small talk.
+{_COMMANDS}"""
+
+_TARGET_PROPERTY = {
+    "type": "string",
+    "enum": list(TARGETS),
+    "description": f"Which file: memory ({MEMORY_FILE}, the default) or user ({USER_FILE}).",
+}
+
+MEMORY_ONLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {
+            "type": "string",
+            "enum": ["view", "append", "replace", "remove"],
+            "description": "What to do with your memory.",
+        },
+        "content": {"type": "string", "description": "append: the note to add."},
+        "old": {
+            "type": "string",
+            "description": "replace/remove: text copied exactly from the file; it must occur exactly once.",
+        },
+        "new": {"type": "string", "description": "replace: the text to put in place of old."},
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+INPUT_SCHEMA: dict[str, Any] = copy.deepcopy(MEMORY_ONLY_SCHEMA)
+INPUT_SCHEMA["properties"]["target"] = _TARGET_PROPERTY
+
+#: The fields each command takes, in the order they are checked (``target`` goes with any).
+_FIELDS: dict[str, tuple[str, ...]] = {
+    "view": (),
+    "append": ("content",),
+    "replace": ("old", "new"),
+    "remove": ("old",),
+}
+
+
+def _check_arguments(arguments: Mapping[str, Any], targets: Mapping[str, str]) -> str | None:
+    """The error text for a malformed call, or ``None`` when the call is well-formed."""
+    command = arguments.get("command")
+    if not isinstance(command, str) or command not in _FIELDS:
+        return f"error: command must be one of {', '.join(_FIELDS)} (got {command!r})."
+    fields = _FIELDS[command]
+    for field, value in arguments.items():
+        if field in ("command", "target") or value is None:
+            continue  # None: some tool-calling modes send every field, unused ones as null
+        if field not in INPUT_SCHEMA["properties"]:
+            return f"error: unknown field {field!r}; {command} takes {_describe(fields)}."
+        if field not in fields:
+            return f"error: {command} takes {_describe(fields)}, not {field!r}; leave {field!r} out."
+    target = arguments.get("target")
+    if target is not None and target not in targets:
+        if target == "user":
+            return f"error: this memory tool only edits {MEMORY_FILE}; leave 'target' out."
+        return f"error: target must be one of {', '.join(map(repr, targets))} (got {target!r})."
+    for field in fields:
+        value = arguments.get(field)
+        if not isinstance(value, str):
+            what = "missing" if value is None else f"{type(value).__name__}, not a string"
+            return f"error: {command} needs {field!r} as a string ({field!r} is {what})."
+        if field in ("old", "content") and not value.strip():
+            return f"error: {field!r} must not be empty."
+    return None
+
+
+def _describe(fields: tuple[str, ...]) -> str:
+    return " and ".join(repr(field) for field in fields) if fields else "no other fields"
+
+
+def _edit(command: str, text: str, arguments: Mapping[str, Any], name: str) -> tuple[str | None, str]:
+    """Apply one command to the text: ``(new text, reply)``, or ``(None, error text)``."""
+    if command == "append":
+        note = str(arguments["content"]).rstrip("\r\n")
+        separator = "" if not text or text.endswith(("\n", "\r")) else "\n"
+        return f"{text}{separator}{note}\n", "ok: note appended"
+    old = str(arguments["old"])
+    start = find_once(text, old, name)
+    if isinstance(start, str):
+        return None, start
+    end = start + len(old)
+    if command == "replace":
+        return text[:start] + str(arguments["new"]) + text[end:], "ok: replaced"
+    whole_line = (start == 0 or text[start - 1] == "\n") and text[end : end + 1] == "\n"
+    return text[:start] + text[end + 1 if whole_line else end :], "ok: removed"
+
+
+def _plan(arguments: Mapping[str, Any], name: str = MEMORY_FILE) -> Plan:
+    """The edit as a pure function of the file's bytes; re-run as is after a write conflict."""
+    command = str(arguments["command"])
+    return plan_edit(name, lambda text: _edit(command, text, arguments, name))
+
+
+def _view(current: bytes | None, name: str) -> str:
+    text = readable_text(current)
+    if text is None:
+        return f"No memories yet ({name} does not exist). Use append to save a note."
+    if not text.strip():
+        return f"No memories yet ({name} is empty). Use append to save a note."
+    if current is not None and len(current) > CAP:
+        text += f"\n[…more: {name} is over the {CAP}-byte limit]"
+    return text
+
+
+class MemoryTool:
+    """The ``memory`` tool for one persona home: give ``openai_tool()``, ``anthropic_tool()`` or
+    ``anthropic_memory_tool()`` to the model and feed each call it makes to ``tool(**arguments)``
+    (or ``await acall(**arguments)`` in an event loop)."""
+
+    name = "memory"
+
+    def __init__(self, store: MemoryStore, user_store: MemoryStore | None = None) -> None:
+        self.store = store
+        self.user_store = user_store
+        self.location = store.location
+        #: The writable files by name; :mod:`.memory_native` shows exactly these under /memories.
+        self.stores: dict[str, MemoryStore] = {MEMORY_FILE: store}
+        if user_store is not None:
+            self.stores[USER_FILE] = user_store
+        self._targets = {target: name for target, name in TARGETS.items() if name in self.stores}
+        self.description = DESCRIPTION if user_store is not None else MEMORY_ONLY_DESCRIPTION
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """JSON Schema of the arguments (a fresh copy: callers may adapt it)."""
+        return copy.deepcopy(INPUT_SCHEMA if self.user_store is not None else MEMORY_ONLY_SCHEMA)
+
+    def openai_tool(self) -> dict[str, Any]:
+        """The OpenAI (Chat Completions) ``tools`` entry."""
+        function = {"name": self.name, "description": self.description, "parameters": self.input_schema}
+        return {"type": "function", "function": function}
+
+    def anthropic_tool(self) -> dict[str, Any]:
+        """The Anthropic Messages ``tools`` entry, as an ordinary (custom) tool."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    def anthropic_memory_tool(self) -> dict[str, Any]:
+        """The declaration of Anthropic's built-in memory tool; its calls run here as well."""
+        return {"type": memory_native.TOOL_TYPE, "name": self.name}
+
+    def tool(self, /, **arguments: Any) -> str:
+        """Run one call as the model made it (either command set); returns the text to send back.
+
+        Model mistakes return ``"error: …"``; storage failures raise ``PermissionError`` or
+        ``BootstrapError`` naming the file and the location.
+        """
+        if memory_native.is_native(arguments):
+            return memory_native.run(self.stores, arguments)
+        problem = _check_arguments(arguments, self._targets)
+        if problem is not None:
+            return problem
+        name = TARGETS[str(arguments.get("target") or "memory")]
+        store = self.stores[name]
+        if arguments["command"] == "view":
+            return _view(store.read(), name)
+        return store.update(_plan(arguments, name)).reply
+
+    async def acall(self, /, **arguments: Any) -> str:
+        """:meth:`tool` for event loops: the blocking storage work runs in a worker thread."""
+        return await asyncio.to_thread(self.tool, **arguments)
+
+    def __repr__(self) -> str:
+        return f"MemoryTool({self.location!r}, files={list(self.stores)})"
+
+
+def memory_tool(
+    dir: str | os.PathLike[str] | Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    user: bool = True,
+    single_writer: bool = False,
+) -> MemoryTool:
+    """The memory tool for a persona home — the same locations as ``compose_soul``.
+
+    ``user=False`` restricts it to MEMORY.md: ``target`` leaves the schema and USER.md is never
+    written; otherwise MEMORY.md and USER.md get the same store and the same guarantees.
+
+    The location is resolved once, here, and the source says how its files are written; one that
+    cannot be written fails now, not at the first write: a bundle (zip or tar, whatever its name)
+    or read-only filesystem raises :class:`BootstrapError` saying why, a missing home
+    :class:`FileNotFoundError`, a plain file :class:`NotADirectoryError`, an unwritable local
+    folder :class:`PermissionError`, and a custom ``BootstrapSource`` without a ``writer``
+    :class:`TypeError`. A layered persona writes to its top layer.
+
+    Edits are never reported "ok" if another writer could silently undo them: S3, Azure Blob and
+    GCS edits are compare-and-swaps, and before the first write per bucket and process the server
+    is checked to enforce them (a server that ignores them makes every edit raise
+    :class:`BootstrapError`); another fsspec filesystem is refused now. ``single_writer=True`` is
+    your word that only one process writes this home: writes are then plain, serialised only
+    within this process.
+    """
+    source = resolve(dir, storage_options=storage_options, fs=fs)
+    store = writer_of(source, MEMORY_FILE, single_writer=single_writer)
+    user_store = writer_of(source, USER_FILE, single_writer=single_writer) if user else None
+    return MemoryTool(store, user_store)

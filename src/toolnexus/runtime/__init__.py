@@ -1,0 +1,1 @@
+"""The agent runtime: agent, session, the tool loop, tools and the neutral messages models speak."""

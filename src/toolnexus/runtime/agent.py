@@ -1,0 +1,226 @@
+"""``agent_from_dir``: point at a persona's home and get an :class:`Agent` that runs.
+
+It composes the soul (``compose_soul``) at the start of every session, wires the memory tool,
+runs the tool loop (:mod:`.loop`) against a model (:mod:`.models`), and can itself become a tool
+of another agent (:meth:`Agent.as_tool`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from toolnexus.errors import BootstrapError
+from toolnexus.memory.portable import MemoryTool, memory_tool
+from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult
+from toolnexus.runtime.messages import Model, ToolSpec
+from toolnexus.runtime.session import Session, SessionContext
+from toolnexus.runtime.tools import check_tool, declarations, run_blocking
+from toolnexus.soul.compose import compose_soul_async
+from toolnexus.sources import BootstrapSource, resolve
+
+__all__ = ["HEARTBEAT_OK", "HEARTBEAT_PROMPT", "Agent", "AgentTool", "agent_from_dir"]
+
+HEARTBEAT_OK = "HEARTBEAT_OK"
+
+#: The fixed prompt of :meth:`Agent.heartbeat`.
+HEARTBEAT_PROMPT = (
+    "Heartbeat: this is your periodic check, not a message from the user. Follow the HEARTBEAT.md "
+    "section of your instructions now. If nothing needs the user's attention, reply with exactly "
+    f"{HEARTBEAT_OK} and nothing else; otherwise reply with what they should know."
+)
+
+T = TypeVar("T")
+
+_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _home_name(home: Any) -> str:
+    """A home's last path component: ``s3://b/personas/aster/`` → ``aster``; ``aster.zip`` → ``aster``."""
+    if isinstance(home, list | tuple) and home:
+        return _home_name(home[-1])  # layers: the persona is the topmost one
+    if not isinstance(home, str | os.PathLike):
+        home = getattr(home, "location", home)  # a source object names its own location
+    text = (home if isinstance(home, str) else str(home)).split("::", 1)[0]
+    if "://" not in text:
+        text = os.path.abspath(text)
+    last = text.split("://", 1)[-1].rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
+    return last.removesuffix(".zip") or "agent"
+
+
+class AgentTool:
+    """An agent as a tool of another (same interface as :class:`MemoryTool`): each call runs one
+    fresh session of the inner agent on ``prompt`` and returns its final text."""
+
+    def __init__(self, agent: Agent, name: str, description: str) -> None:
+        self.agent = agent
+        self.name = name
+        self.description = description
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        prompt = {"type": "string", "description": f"What to ask {self.agent.name}, complete in itself."}
+        return {
+            "type": "object",
+            "properties": {"prompt": prompt},
+            "required": ["prompt"],
+            "additionalProperties": False,
+        }
+
+    def openai_tool(self) -> dict[str, Any]:
+        return declarations(self.name, self.description, self.input_schema)[0]
+
+    def anthropic_tool(self) -> dict[str, Any]:
+        return declarations(self.name, self.description, self.input_schema)[1]
+
+    async def acall(self, /, prompt: str) -> str:
+        result = await self.agent.run(prompt)
+        if result.completed:
+            return result.text
+        return f"error: {self.agent.name} did not finish within {result.turns} turns" + (
+            f"; its last words: {result.text}" if result.text else "."
+        )
+
+    def tool(self, /, prompt: str) -> str:
+        """Run one call outside an event loop."""
+        return run_blocking(lambda: self.agent.closing(self.acall(prompt)), "AgentTool.tool()")
+
+    def __repr__(self) -> str:
+        return f"AgentTool({self.name!r})"
+
+
+class Agent:
+    """A persona that runs: its home, its model, its tools. Build one with :func:`agent_from_dir`."""
+
+    def __init__(
+        self,
+        home: Any,
+        *,
+        model: Model,
+        name: str,
+        description: str,
+        tools: Sequence[ToolSpec] = (),
+        memory: MemoryTool | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        fs: Any = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+    ) -> None:
+        if not callable(model):
+            raise TypeError(f"model must be a model object or an async callable, not {type(model).__name__}")
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        self.home, self.model, self.name, self.description = home, model, name, description
+        self.memory = memory
+        for tool in tools:
+            check_tool(tool)
+        self.tools: tuple[ToolSpec, ...] = (*([memory] if memory is not None else []), *tools)
+        names = [tool.name for tool in self.tools]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(
+                f"two tools are named {', '.join(map(repr, duplicates))}; tool names must be unique"
+            )
+        self.storage_options, self.fs, self.max_turns = storage_options, fs, max_turns
+        #: The home, resolved once: every session composes from this very source.
+        self.source: BootstrapSource = resolve(home, storage_options=storage_options, fs=fs)
+
+    async def closing(self, work: Awaitable[T]) -> T:
+        """``await work``, then close the model's connections (for a loop that is about to end)."""
+        try:
+            return await work
+        finally:
+            close = getattr(self.model, "aclose", None)
+            if close is not None:
+                await close()
+
+    async def compose(self) -> tuple[str, list[str]]:
+        """The soul as the home holds it now (what the next session will start with)."""
+        return await compose_soul_async(self.source)
+
+    async def start_session(self) -> Session:
+        """A new session: composes the soul now and keeps it for the session's life."""
+        soul, found = await self.compose()
+        return Session(self.model, soul, found, self.tools, self.max_turns)
+
+    def session(self) -> SessionContext:
+        """A multi-turn conversation on one frozen soul: ``async with`` or plain ``with``."""
+        return SessionContext(self)
+
+    async def run(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
+        """One fresh session, run to the final answer (or ``max_turns``)."""
+        session = await self.start_session()
+        return await session.send(prompt, max_turns=max_turns)
+
+    def run_sync(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
+        """:meth:`run` for code without an event loop."""
+        return run_blocking(lambda: self.closing(self.run(prompt, max_turns=max_turns)), "Agent.run_sync()")
+
+    async def heartbeat(self) -> str | None:
+        """One session following HEARTBEAT.md: ``None`` when the persona answers exactly
+        ``HEARTBEAT_OK`` (nothing to report), else its report."""
+        result = await self.run(HEARTBEAT_PROMPT)
+        text = result.text.strip()
+        return None if text == HEARTBEAT_OK and result.completed else text
+
+    def heartbeat_sync(self) -> str | None:
+        """:meth:`heartbeat` for code without an event loop."""
+        return run_blocking(lambda: self.closing(self.heartbeat()), "Agent.heartbeat_sync()")
+
+    def as_tool(self, name: str | None = None, description: str | None = None) -> AgentTool:
+        """This agent as a tool another agent can call; one fresh session per call."""
+        tool_name = name or (_TOOL_NAME.sub("_", self.name)[:64] or "agent")
+        return AgentTool(self, tool_name, description or self.description)
+
+    def __repr__(self) -> str:
+        return f"Agent({self.name!r}, model={self.model!r}, tools={[tool.name for tool in self.tools]})"
+
+
+def agent_from_dir(
+    home: Any,
+    *,
+    model: Model,
+    name: str | None = None,
+    description: str | None = None,
+    memory: bool = True,
+    tools: Sequence[ToolSpec] = (),
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    single_writer: bool = False,
+) -> Agent:
+    """An agent for the persona whose home is ``home`` — any location ``compose_soul`` accepts.
+
+    ``model`` is an :class:`~toolnexus.agents.models.OpenAIChatModel`, an
+    :class:`~toolnexus.agents.models.AnthropicModel`, or any ``async (system, messages, tools)``
+    callable. ``name`` defaults to the home's last path component. ``memory=True`` wires the
+    memory tool (MEMORY.md and USER.md); the home must then be writable, checked here (a zip
+    bundle or read-only filesystem raises :class:`BootstrapError` — pass ``memory=False``);
+    ``single_writer`` goes to :func:`memory_tool` (for filesystems without conditional writes).
+    The home is resolved once, here: the memory tool and every session use that one source.
+    The soul is not read here: every session composes it when it starts.
+    """
+    persona = name or _home_name(home)
+    source = resolve(home, storage_options=storage_options, fs=fs)
+    memory_builtin = None
+    if memory:
+        try:
+            memory_builtin = memory_tool(source, single_writer=single_writer)
+        except BootstrapError as error:
+            message = str(error).rstrip()
+            end = " " if message.endswith(".") else "; "
+            raise BootstrapError(
+                f"{message}{end}Or pass memory=False to run without the memory tool."
+            ) from error
+    agent = Agent(
+        source,
+        model=model,
+        name=persona,
+        description=description or f"Ask {persona}, a persona with its own instructions and memory.",
+        tools=tools,
+        memory=memory_builtin,
+        max_turns=max_turns,
+    )
+    agent.home, agent.storage_options, agent.fs = home, storage_options, fs
+    return agent

@@ -1,0 +1,110 @@
+"""The tool loop: model → tool calls → results → model, until a final answer or ``max_turns``.
+
+It knows only the neutral messages of :mod:`.models.base`. Every tool call of one model turn
+runs concurrently; a tool that raises becomes an ``error: …`` text the model sees (the loop never
+dies on a tool); errors from the model itself propagate. A *turn* is one model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from toolnexus.runtime.messages import (
+    AssistantMessage,
+    Message,
+    Model,
+    ModelReply,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+
+__all__ = ["DEFAULT_MAX_TURNS", "RunResult", "run_loop"]
+
+logger = logging.getLogger("toolnexus")
+
+#: Model calls one run may make before it stops with status ``"max_turns"``: enough for a few
+#: rounds of memory edits and delegation, small enough that a model stuck calling tools stops soon.
+DEFAULT_MAX_TURNS = 20
+
+Status = Literal["completed", "max_turns"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """How one run ended.
+
+    ``status`` is ``"completed"`` when the model gave a final answer (``text``), ``"max_turns"``
+    when it still asked for tools after ``max_turns`` model calls (``text`` is then whatever text
+    its last turn had, often empty). ``messages`` is the whole transcript, prompt included.
+    """
+
+    text: str
+    status: Status
+    turns: int
+    usage: Usage
+    messages: tuple[Message, ...]
+
+    @property
+    def completed(self) -> bool:
+        return self.status == "completed"
+
+
+async def _run_call(call: ToolCall, tools: Mapping[str, ToolSpec]) -> ToolResult:
+    """Run one call; every failure becomes text the model can act on."""
+    if call.problem is not None:
+        return ToolResult(call.id, call.name, call.problem, is_error=True)
+    tool = tools.get(call.name)
+    if tool is None:
+        known = ", ".join(sorted(tools)) or "none"
+        text = f"error: there is no tool named {call.name!r} (tools: {known})."
+        return ToolResult(call.id, call.name, text, is_error=True)
+    try:
+        text = await tool.acall(**call.arguments)
+    except Exception as error:  # a tool must never kill the loop
+        logger.debug("tool %s raised", call.name, exc_info=True)
+        detail = " ".join(str(error).split()) or "no details"
+        text = f"error: the tool {call.name!r} failed: {type(error).__name__}: {detail}"
+        return ToolResult(call.id, call.name, text, is_error=True)
+    return ToolResult(call.id, call.name, str(text), is_error=str(text).startswith("error:"))
+
+
+def _as_reply(answer: ModelReply | str) -> ModelReply:
+    if isinstance(answer, str):
+        return ModelReply(text=answer)
+    if not isinstance(answer, ModelReply):
+        raise TypeError(f"a model must return a ModelReply or a str, not {type(answer).__name__}")
+    return answer
+
+
+async def run_loop(
+    model: Model,
+    system: str,
+    history: Sequence[Message],
+    prompt: str,
+    tools: Sequence[ToolSpec],
+    *,
+    max_turns: int = DEFAULT_MAX_TURNS,
+) -> RunResult:
+    """Answer ``prompt`` after ``history`` under the ``system`` prompt, running tools as asked."""
+    if max_turns < 1:
+        raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+    by_name = {tool.name: tool for tool in tools}
+    messages: list[Message] = [*history, UserMessage(prompt)]
+    usage = Usage()
+    reply = ModelReply()
+    for turn in range(1, max_turns + 1):
+        reply = _as_reply(await model(system, tuple(messages), tools))
+        usage += reply.usage
+        messages.append(AssistantMessage(reply.text, reply.tool_calls))
+        if not reply.tool_calls:
+            return RunResult(reply.text, "completed", turn, usage, tuple(messages))
+        results = await asyncio.gather(*(_run_call(call, by_name) for call in reply.tool_calls))
+        messages.extend(results)
+    return RunResult(reply.text, "max_turns", max_turns, usage, tuple(messages))

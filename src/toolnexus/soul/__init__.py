@@ -1,0 +1,1 @@
+"""Entry points that turn a location into a soul: compose, inspect, the revalidating cache, bundles."""

@@ -1,0 +1,162 @@
+"""Write a persona home as a reproducible zip bundle: same files in, same bytes out.
+
+The home is read through the same sources as :func:`compose_soul` (so the symlink rule, skipped
+non-regular files and the bundle home-folder rule all apply unchanged), but each file is copied
+**whole**, not capped at 2 MiB: a bundle is a copy of the home, and because the composer cuts a
+bundled file exactly where it cuts the original, ``compose_soul(out) == compose_soul(home)``.
+The one bound is :data:`MAX_BUNDLE_MEMBER_BYTES` per file, so a runaway file fails loudly instead
+of filling memory.
+
+Members sit flat at the archive root, in :data:`BOOTSTRAP_ORDER`, with fixed timestamps,
+permissions, creator system and compression level, and no extra fields — so an archive depends on
+nothing but the files' names and bytes (not their mtimes, the listing order or the home's name).
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import stat
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from typing import Any
+
+from toolnexus.composer.rules import BOOTSTRAP_ORDER
+from toolnexus.errors import BootstrapError, describe, location_error
+from toolnexus.sources import Location, is_url, read_entries, resolve, resolve_output
+
+__all__ = ["BUNDLE_DATE_TIME", "MAX_BUNDLE_MEMBER_BYTES", "bundle_bytes", "write_bundle"]
+
+#: Largest bootstrap file copied into a bundle (32 times the composition cap).
+MAX_BUNDLE_MEMBER_BYTES = 64 * 1024 * 1024
+
+#: Every member's timestamp: the earliest a zip can store, so the archive never depends on mtimes.
+BUNDLE_DATE_TIME = (1980, 1, 1, 0, 0, 0)
+
+_UNIX_CREATOR = 3
+_MEMBER_MODE = stat.S_IFREG | 0o644
+_COMPRESS_LEVEL = 9
+
+
+def bundle_bytes(files: Mapping[str, bytes]) -> bytes:
+    """The reproducible zip archive holding ``files``, members in :data:`BOOTSTRAP_ORDER`."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name in sorted(files, key=BOOTSTRAP_ORDER.index):
+            info = zipfile.ZipInfo(name, date_time=BUNDLE_DATE_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = _UNIX_CREATOR
+            info.external_attr = _MEMBER_MODE << 16
+            archive.writestr(info, files[name], compresslevel=_COMPRESS_LEVEL)
+    return buffer.getvalue()
+
+
+def _read_home(
+    home: Location, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
+) -> dict[str, bytes]:
+    source = resolve(home, storage_options=storage_options, fs=fs, follow_external_symlinks=follow)
+    reading = read_entries(source, BOOTSTRAP_ORDER, MAX_BUNDLE_MEMBER_BYTES)
+    files: dict[str, bytes] = {}
+    for name, entry in reading.entries.items():
+        if entry.data is None:
+            continue  # not a regular file: compose skips it, so the bundle does too
+        if len(entry.data) > MAX_BUNDLE_MEMBER_BYTES:
+            raise BootstrapError(
+                f"{describe(reading.location, name)} is over {MAX_BUNDLE_MEMBER_BYTES} bytes, "
+                "too large to bundle"
+            )
+        files[name] = entry.data
+    return files
+
+
+def _refuse_existing(out: str) -> OSError:
+    return location_error(
+        FileExistsError, out, "already exists (pass force=True, or --force, to replace it)", errno.EEXIST
+    )
+
+
+def _write_local(path: str, data: bytes, force: bool) -> None:
+    """Temp file next to ``path`` then a rename, so readers never see half an archive.
+
+    Without ``force`` the rename is a hard link, which fails instead of replacing a file that
+    appeared meanwhile; filesystems without hard links fall back to check-then-replace.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)  # what open(path, "wb") would have made, not mkstemp's 0o600
+        if force:
+            os.replace(temp, path)
+            return
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            raise _refuse_existing(path) from None
+        except OSError:
+            if os.path.lexists(path):
+                raise _refuse_existing(path) from None
+            os.replace(temp, path)
+    finally:
+        if os.path.lexists(temp):
+            os.unlink(temp)
+
+
+def _write_remote(fs: Any, path: str, data: bytes, force: bool, location: str) -> None:
+    """One ``pipe_file`` — a single PUT on object stores, which is atomic there."""
+    if not force:
+        fs.invalidate_cache(path)  # s3fs may hold a stale listing; decide on a fresh lookup
+        if fs.exists(path):
+            raise _refuse_existing(location)
+    fs.pipe_file(path, data)
+
+
+def write_bundle(
+    home: Location,
+    out: str | os.PathLike[str],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    force: bool = False,
+    follow_external_symlinks: bool = False,
+) -> list[str]:
+    """Write ``home``'s bootstrap files to the zip bundle ``out``; returns the names written.
+
+    The names come in :data:`BOOTSTRAP_ORDER`, as the archive's members do, whatever order the
+    home listed them in (a zip home may hold its members in any order). A failed write (a full
+    disk, a quota, access denied) raises the same :class:`OSError` subclass with the same
+    ``errno``, its message naming ``out``; nothing is left behind and an existing ``out`` stays.
+
+    ``home`` is anything :func:`compose_soul` accepts (``fs=`` applies to it). ``out`` is a local
+    path or a single fsspec URL (``s3://bucket/aster.zip``). ``storage_options`` go to every URL
+    among ``home`` and ``out``; key them by protocol (``{"s3": {...}}``) where the two differ. An
+    existing ``out`` raises :class:`FileExistsError` unless ``force=True``.
+    """
+    out_path = os.fspath(out)
+    out_is_url = is_url(out_path)
+    home_is_url = fs is None and is_url(home)
+    if storage_options and not (out_is_url or home_is_url):
+        raise TypeError(f"storage_options cannot apply: neither {home!r} nor {out_path!r} is a URL")
+    out_fs, out_fs_path = resolve_output(out_path, storage_options if out_is_url else None)
+    if out_fs is None:
+        out_path = out_fs_path
+    files = _read_home(home, storage_options if home_is_url else None, fs, follow_external_symlinks)
+    data = bundle_bytes(files)
+    try:
+        if out_fs is None:
+            _write_local(out_path, data, force)
+        else:
+            _write_remote(out_fs, out_fs_path, data, force, out_path)
+    except FileExistsError:
+        raise
+    except OSError as error:
+        reason = f"cannot write the bundle ({error.strerror or error})"
+        raise location_error(type(error), out_path, reason, error.errno) from error
+    return [name for name in BOOTSTRAP_ORDER if name in files]

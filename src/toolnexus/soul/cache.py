@@ -1,0 +1,277 @@
+"""SoulCache: repeat compositions for long-running gateways, without giving up freshness.
+
+Every call revalidates: the cache only skips work that provably did not change (see
+:mod:`.revalidation` for what counts as proof on each backend), so a changed, added or removed
+file is seen on the very next call, exactly as without a cache. Two relaxations exist and are
+**off** by default: ``max_age`` and ``stale_if_error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from toolnexus._aio import await_on_loop
+from toolnexus.soul.revalidation import Snapshot, is_s3_home, read_fully, revalidate_s3_home, revalidate_sync
+from toolnexus.sources import BootstrapSource, BundleSource, FsspecSource, LocalSource, resolve
+
+__all__ = ["CacheStats", "SoulCache"]
+
+logger = logging.getLogger("toolnexus.agents")
+
+#: Default bound: personas kept. A persona holds its decoded sections (about its files' size
+#: in characters): ~20 KiB for a typical persona, at most 7 times 2 MiB for one at the cap.
+DEFAULT_MAX_PERSONAS = 256
+
+
+@dataclass
+class CacheStats:
+    """What the cache did, call by call: for dashboards and for tests."""
+
+    #: Calls answered from the cache without any I/O (only with ``max_age``).
+    fresh_hits: int = 0
+    #: Calls that revalidated and found at least one file unchanged.
+    revalidated: int = 0
+    #: Calls whose persona was not cached (first call, or evicted).
+    misses: int = 0
+    #: Calls that served a stale soul because the store failed (only with ``stale_if_error``).
+    stale_served: int = 0
+    #: Personas dropped to stay within ``max_personas``.
+    evictions: int = 0
+
+
+@dataclass
+class _Held:
+    snapshot: Snapshot
+    #: ``clock()`` when the snapshot was last confirmed by the store.
+    confirmed: float
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A call that has to ask the store: the source, its cache key, and what the cache held."""
+
+    source: BootstrapSource
+    key: Hashable
+    held: _Held | None
+
+    @property
+    def old(self) -> Snapshot | None:
+        return None if self.held is None else self.held.snapshot
+
+
+class SoulCache:
+    """An opt-in cache for :func:`compose_soul` that revalidates on every call.
+
+    ``cache = SoulCache()`` then ``cache.compose_soul(home)`` (or ``compose_soul(home,
+    cache=cache)``) returns exactly what :func:`compose_soul` would, but an unchanged local file
+    is not read or decoded again and an unchanged S3 file costs a bodiless 304.
+
+    * ``max_personas`` bounds memory: least recently used personas are dropped beyond it.
+    * ``max_age`` (seconds, default ``None`` = off): serve a soul confirmed less than this long
+      ago **without any request** — edits then take up to ``max_age`` to show.
+    * ``stale_if_error`` (seconds, default ``None`` = off): when the store fails (an ``OSError``
+      other than "no such home/file"), serve the last good soul if it was confirmed at most this
+      long ago, and log a warning naming the error. A persona that is gone is never served.
+
+    Safe to share between threads and event loops; the lock is never held during I/O.
+    """
+
+    def __init__(
+        self,
+        max_personas: int = DEFAULT_MAX_PERSONAS,
+        *,
+        max_age: float | None = None,
+        stale_if_error: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_personas < 1:
+            raise ValueError("max_personas must be at least 1")
+        self.max_personas = max_personas
+        self.max_age = max_age
+        self.stale_if_error = stale_if_error
+        self.stats = CacheStats()
+        self._clock = clock
+        self._held: OrderedDict[Hashable, _Held] = OrderedDict()
+        #: Locations already resolved (sources hold no state that can go stale: each call reads).
+        self._sources: dict[Hashable, tuple[BootstrapSource, Hashable]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def clear(self) -> None:
+        """Forget every persona."""
+        with self._lock:
+            self._held.clear()
+            self._sources.clear()
+
+    def compose_soul(
+        self,
+        dir: str | os.PathLike[str] | Any,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        fs: Any = None,
+        follow_external_symlinks: bool = False,
+    ) -> tuple[str, list[str]]:
+        """:func:`compose_soul`, revalidating what this cache holds for ``dir``."""
+        call = self._begin(dir, storage_options, fs, follow_external_symlinks)
+        if not isinstance(call, _Pending):
+            return call
+        try:
+            snapshot = revalidate_sync(call.source, call.old)
+        except OSError as error:
+            return self._failed(call, error)
+        return self._after(call, snapshot)
+
+    async def compose_soul_async(
+        self,
+        dir: str | os.PathLike[str] | Any,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        fs: Any = None,
+        follow_external_symlinks: bool = False,
+    ) -> tuple[str, list[str]]:
+        """:meth:`compose_soul` for event loops: S3 revalidates on s3fs's loop, others in a thread."""
+        call = self._begin(dir, storage_options, fs, follow_external_symlinks)
+        if not isinstance(call, _Pending):
+            return call
+        try:
+            snapshot = await _revalidate_async(call.source, call.old)
+        except OSError as error:
+            return self._failed(call, error)
+        return self._after(call, snapshot)
+
+    def _begin(
+        self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
+    ) -> tuple[str, list[str]] | _Pending:
+        """The soul itself when ``max_age`` lets it be served without a request, else what to ask."""
+        source, key = self._resolve(dir, storage_options, fs, follow)
+        held = self._before(key)
+        if held is not None and self._fresh(held):
+            return self._serve(held.snapshot)
+        return _Pending(source, key, held)
+
+    def _resolve(
+        self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
+    ) -> tuple[BootstrapSource, Hashable]:
+        """The source and its cache key; an absolute path or URL given alone is resolved once."""
+        memo: Hashable | None = None
+        if storage_options is None and fs is None and isinstance(dir, str | PurePath):
+            text = os.fspath(dir)
+            if text.startswith("/") or "://" in text:  # a relative path follows the working folder
+                memo = (text, follow)
+                known = self._sources.get(memo)
+                if known is not None:
+                    return known
+        source = resolve(dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow)
+        resolved = (source, _key(source))
+        if memo is not None:
+            if len(self._sources) >= 2 * self.max_personas:
+                self._sources.clear()
+            self._sources[memo] = resolved
+        return resolved
+
+    def _before(self, key: Hashable) -> _Held | None:
+        with self._lock:
+            held = self._held.get(key)
+            if held is not None:
+                self._held.move_to_end(key)
+            return held
+
+    def _fresh(self, held: _Held) -> bool:
+        if self.max_age is None or self._clock() - held.confirmed >= self.max_age:
+            return False
+        self.stats.fresh_hits += 1
+        return True
+
+    def _after(self, call: _Pending, snapshot: Snapshot) -> tuple[str, list[str]]:
+        key, old = call.key, call.old
+        now = self._clock()
+        if old is snapshot:  # unchanged: the hot path
+            held = self._held.get(key)
+            if held is not None and held.snapshot is snapshot:
+                held.confirmed = now
+                self.stats.revalidated += 1
+                return snapshot.soul, list(snapshot.found)
+        confirmed = _Held(snapshot, now)
+        with self._lock:
+            if old is None:
+                self.stats.misses += 1
+            else:
+                self.stats.revalidated += 1
+            self._held[key] = confirmed
+            self._held.move_to_end(key)
+            while len(self._held) > self.max_personas:
+                self._held.popitem(last=False)
+                self.stats.evictions += 1
+        return self._serve(snapshot)
+
+    def _failed(self, call: _Pending, error: OSError) -> tuple[str, list[str]]:
+        """Serve the last good soul if ``stale_if_error`` allows it, loudly; otherwise raise."""
+        key, held = call.key, call.held
+        if isinstance(error, FileNotFoundError | NotADirectoryError):
+            with self._lock:
+                self._held.pop(key, None)  # the persona is gone: never serve it again
+            raise error
+        if held is None or self.stale_if_error is None:
+            raise error
+        age = self._clock() - held.confirmed
+        if age > self.stale_if_error:
+            raise error
+        logger.warning(
+            "%s: serving the soul confirmed %.1f s ago (stale_if_error=%s s): the store failed: %s",
+            held.snapshot.location,
+            age,
+            self.stale_if_error,
+            error,
+        )
+        self.stats.stale_served += 1
+        return self._serve(held.snapshot)
+
+    @staticmethod
+    def _serve(snapshot: Snapshot) -> tuple[str, list[str]]:
+        return snapshot.soul, list(snapshot.found)
+
+
+async def _revalidate_async(source: BootstrapSource, old: Snapshot | None) -> Snapshot:
+    """S3 homes are awaited on s3fs's own loop (no thread per persona); the rest use a thread."""
+    if is_s3_home(source):
+        assert isinstance(source, FsspecSource)
+        coroutine = revalidate_s3_home(source, old)
+        fresh = await await_on_loop(source.fs, coroutine)
+        if fresh is not None:
+            return fresh
+        return await asyncio.to_thread(read_fully, source, old)
+    return await asyncio.to_thread(revalidate_sync, source, old)
+
+
+def _key(source: BootstrapSource) -> Hashable:
+    """Which cached persona a source is.
+
+    Stat- and ETag-validated backends are keyed by what identifies the bytes (the local path and
+    symlink policy; the location, folder and the filesystem's ``_fs_token``, so two endpoints never
+    share entries). Every other source is revalidated by content hash, so a key shared by two
+    different sources costs decoding, never correctness.
+    """
+    if isinstance(source, LocalSource):
+        return ("local", source.root, source.follow_external_symlinks)
+    if isinstance(source, BundleSource) and source.s3_archive is not None:
+        return ("s3-bundle", source.location, source.folder, _token(source.s3_archive[0]))
+    fs = getattr(source, "fs", None)
+    if fs is not None:
+        return (type(source).__name__, source.location, _token(fs))
+    return (type(source).__qualname__, source.location, getattr(source, "folder", None))
+
+
+def _token(fs: Any) -> Hashable:
+    token: Hashable = getattr(fs, "_fs_token", None) or id(fs)
+    return token

@@ -1,0 +1,152 @@
+"""The public entry points: resolve the location, read once, compose — one shared path.
+
+``compose_soul``, ``compose_soul_async`` and ``inspect_soul`` differ only in how they wait for
+I/O and how much they return; the rules themselves live once in :mod:`soul` (``compose`` for the
+soul alone, ``compose_report`` when the caller wants per-file diagnostics).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from toolnexus.composer.rules import (
+    BOOTSTRAP_ORDER,
+    MAX_BOOTSTRAP_FILE_BYTES,
+    SoulReport,
+    compose,
+    compose_report,
+)
+from toolnexus.sources import LocalSource, Location, Reading, read_entries, read_entries_async, resolve
+
+if TYPE_CHECKING:
+    from toolnexus.soul.cache import SoulCache
+
+__all__ = ["compose_soul", "compose_soul_async", "inspect_soul"]
+
+
+def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], frozenset[str]]:
+    """One pass over the entries: present files' prefixes, known sizes, skipped names."""
+    prefixes: dict[str, bytes] = {}
+    sizes: dict[str, int] = {}
+    skipped: list[str] = []
+    for name, entry in reading.entries.items():
+        if entry.data is None:
+            skipped.append(name)
+            continue
+        prefixes[name] = entry.data
+        if entry.size is not None:
+            sizes[name] = entry.size
+    return prefixes, sizes, frozenset(skipped)
+
+
+def _soul(reading: Reading) -> tuple[str, list[str]]:
+    """The hot path: no per-file diagnostics are built; sizes only matter for files over the cap."""
+    entries = reading.entries
+    prefixes = {name: entry.data for name, entry in entries.items() if entry.data is not None}
+    sizes = {
+        name: entry.size
+        for name, entry in entries.items()
+        if entry.size is not None and entry.size > MAX_BOOTSTRAP_FILE_BYTES
+    }
+    return compose(reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes)
+
+
+def _report(reading: Reading) -> SoulReport:
+    prefixes, sizes, skipped = _split(reading)
+    layers = {name: entry.origin for name, entry in reading.entries.items() if entry.origin is not None}
+    return compose_report(
+        reading.location,
+        prefixes,
+        limit=MAX_BOOTSTRAP_FILE_BYTES,
+        sizes=sizes,
+        skipped=skipped,
+        layers=layers,
+    )
+
+
+def _read(
+    dir: Location,
+    storage_options: Mapping[str, Any] | None,
+    fs: Any,
+    follow_external_symlinks: bool,
+    exact_sizes: bool,
+) -> Reading:
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+    )
+    return read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=exact_sizes)
+
+
+def compose_soul(
+    dir: str | os.PathLike[str] | Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    follow_external_symlinks: bool = False,
+    cache: SoulCache | None = None,
+) -> tuple[str, list[str]]:
+    """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
+
+    ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``),
+    a path on ``fs``, a UPath, or a :class:`BootstrapSource`. A zip or tar file is read as a
+    bundle. A list or tuple of locations, base first, is a layered persona: each bootstrap file
+    comes from the topmost layer that has it, all layers are read at once, and a missing layer is
+    an error naming it. ``storage_options`` configure the filesystem built from a URL (per hop,
+    keyed by protocol, for chained URLs; for layers, every URL layer). The result is a snapshot:
+    call again to pick up edits. ``cache=SoulCache()`` skips re-reading what provably did not
+    change, revalidating on every call.
+    """
+    if cache is not None:
+        return cache.compose_soul(
+            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+        )
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+    )
+    if isinstance(source, LocalSource):  # the local hot path: plain bytes when nothing needs more
+        read = source.read_fast(BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
+        if not isinstance(read, Reading):
+            return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES)
+        return _soul(read)
+    return _soul(read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))
+
+
+async def compose_soul_async(
+    dir: str | os.PathLike[str] | Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    follow_external_symlinks: bool = False,
+    cache: SoulCache | None = None,
+) -> tuple[str, list[str]]:
+    """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop.
+
+    Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
+    pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}``.
+    """
+    if cache is not None:
+        return await cache.compose_soul_async(
+            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+        )
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+    )
+    return _soul(await read_entries_async(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))
+
+
+def inspect_soul(
+    dir: str | os.PathLike[str] | Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    follow_external_symlinks: bool = False,
+) -> SoulReport:
+    """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
+
+    The soul and found list are exactly ``compose_soul``'s; sizes of files over the cap are
+    looked up exactly, which may cost one extra request per oversized remote file. Each present
+    file's report names the ``layer`` (location) that supplied it.
+    """
+    return _report(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=True))

@@ -1,0 +1,65 @@
+"""Where the home is inside an archive: the rule zip and tar bundles share, written once.
+
+The home is the archive root, unless the root holds no bootstrap file and exactly one top-level
+folder (``zip -r aster.zip aster/``, ``tar czf aster.tgz aster``; archivers' ``__MACOSX`` folders
+are ignored), in which case it is that folder. A root with no bootstrap file and several folders
+is an error that names them and shows how to pick one (``zip://FOLDER::…``): an empty soul there
+would hide a mistake. An explicit folder (from a chained URL) is used as given.
+
+Member names are normalised once: a backslash is a separator (Windows tools write
+``aster\\AGENTS.md``, and unzip and 7-Zip read it as a folder), and in a tar a leading ``./``
+(``tar czf a.tgz -C aster .``) is dropped. Matching is then literal, so ``../AGENTS.md`` and
+``/AGENTS.md`` match nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from toolnexus.errors import BootstrapError, location_error
+
+__all__ = ["IGNORED_TOP_LEVEL", "home_prefix", "member_path"]
+
+#: Folders that archivers add and that are never a persona's home.
+IGNORED_TOP_LEVEL = frozenset({"__MACOSX"})
+
+
+def member_path(raw: str, *, dot_prefixed: bool = False) -> str:
+    """A member's name as a path with ``/`` separators; ``dot_prefixed`` drops leading ``./``
+    (tar archives of ``.``); zip tools never write one, so in a zip it matches nothing."""
+    path = raw.replace("\\", "/")
+    while dot_prefixed and path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def home_prefix(
+    paths: Iterable[str], names: Sequence[str], folder: str | None, location: str, protocol: str
+) -> str:
+    """``""`` for the root or ``"FOLDER/"``; ``paths`` are normalised member paths."""
+    all_paths = list(paths)
+    if folder is not None:
+        prefix = f"{folder.strip('/')}/" if folder.strip("/") else ""
+        if prefix and not any(path.startswith(prefix) for path in all_paths):
+            reason = f"the bundle has no folder {folder.strip('/')!r}"
+            raise location_error(FileNotFoundError, location, reason)
+        return prefix
+    root_files = {path for path in all_paths if path and "/" not in path}
+    if root_files.intersection(names):
+        return ""
+    folders = sorted(
+        {
+            path.split("/", 1)[0]
+            for path in all_paths
+            if "/" in path and path.split("/", 1)[0] not in IGNORED_TOP_LEVEL | {"", ".", ".."}
+        }
+    )
+    if len(folders) == 1 and not root_files:
+        return f"{folders[0]}/"
+    if len(folders) > 1:
+        shown = ", ".join(repr(name) for name in folders[:10]) + (", …" if len(folders) > 10 else "")
+        raise BootstrapError(
+            f"{location}: the bundle's root holds no bootstrap file but several folders ({shown}); "
+            f"name the persona's folder: {protocol}://{folders[0]}::{location}"
+        )
+    return ""

@@ -1,0 +1,255 @@
+"""Zipped persona bundles, read with the standard library's :mod:`zipfile` over any file object.
+
+A bundle is opened afresh on every call (no cached central directory or size can go stale), and
+only what a composition needs is read: the end record, the central directory and the wanted
+members, each inflated incrementally to at most ``limit + 1`` bytes — a zip bomb inflates no
+further than the cap. Nothing is ever extracted to disk.
+
+Which members count — the home folder, the several-folders error, backslash names — is the rule
+of :mod:`.archive_home`, shared with tar bundles. Two members with the same wanted name make the
+bundle ambiguous: an error.
+
+Only stored and deflated members are read: :mod:`zipfile` inflates those incrementally, but
+inflates a whole compressed chunk of a bzip2 or LZMA member at once, without a bound — a few
+hundred bytes of bzip2 can become gigabytes. Encrypted members and other methods are refused too.
+Every failure names the bundle (and the member), whatever layer it came from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import zipfile
+from collections.abc import Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+from toolnexus.errors import BootstrapError, describe, location_error, read_error
+from toolnexus.sources.archive_home import home_prefix, member_path
+from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
+from toolnexus.sources.registry import ArchiveFile, ArchiveKind, ArchiveOpener
+from toolnexus.sources.s3_bundle import tail_opener
+from toolnexus.sources.s3_requests import is_s3
+
+if TYPE_CHECKING:
+    from toolnexus.stores import MemoryStore
+
+__all__ = ["BUNDLE_BLOCK_SIZE", "ZIP", "ZIP_SIGNATURES", "BundleSource", "open_archive"]
+
+#: Readahead for archives on remote storage: small, so an asset stored next to the persona's
+#: files is never fetched (fsspec's default buffer would read 50 MiB). Each readahead miss costs
+#: at most this much slack: the tail, then at most two misses per member (header, then data),
+#: keeps a seven-member composition under 256 KiB of slack however the members are scattered.
+BUNDLE_BLOCK_SIZE = 16 * 1024
+
+#: Leading bytes of a zip archive (local file header, empty archive, spanning marker).
+ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
+
+#: Compression methods zipfile inflates at most ``n`` bytes at a time for ``read(n)``.
+_BOUNDED_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
+
+#: General-purpose flag bit 0: the member is encrypted (PKWARE or strong encryption).
+_ENCRYPTED_FLAG = 0x1
+
+
+class BundleSource(SourceBase):
+    """A persona home inside a zip archive: ``BundleSource(lambda: open("aster.zip", "rb"), "aster.zip")``.
+
+    ``folder`` names the home folder inside the archive explicitly (as ``zip://aster::…`` does);
+    ``None`` applies the single-top-level-folder rule.
+    """
+
+    #: ``(fs, path)`` of a bundle on S3, read from its tail: lets SoulCache revalidate it by ETag.
+    s3_archive: tuple[Any, str] | None = None
+
+    def __init__(self, open_archive: ArchiveOpener, location: str, folder: str | None = None) -> None:
+        self.open_archive = open_archive
+        self.location = location
+        self.folder = folder.strip("/") if folder is not None else None
+
+    @classmethod
+    def from_file(cls, path: str, folder: str | None = None) -> BundleSource:
+        """A bundle on local disk: ``BundleSource.from_file("aster.zip")``."""
+        path = os.path.abspath(path)
+
+        def opener() -> IO[bytes]:
+            return open(path, "rb")
+
+        return cls(opener, path, folder)
+
+    @classmethod
+    def from_fs(cls, fs: Any, path: str, folder: str | None = None) -> BundleSource:
+        """A bundle on any fsspec filesystem, read through a small readahead buffer."""
+        return cls(functools.partial(open_archive, fs, path), str(fs.unstrip_protocol(path)), folder)
+
+    @classmethod
+    def from_archive_file(cls, file: ArchiveFile, folder: str | None = None) -> BundleSource:
+        """The zip bundle ``file`` (how the registry opens one), wherever it is."""
+        if file.fs is None:
+            return cls.from_file(file.path, folder)
+        if is_s3(file.fs):  # no HEAD: the tail's Content-Range gives the size (see s3_bundle)
+            bundle = cls(tail_opener(file.fs, file.path, folder), file.location, folder)
+            bundle.s3_archive = (file.fs, file.path)
+            return bundle
+        return cls(functools.partial(_open_ranged_or_download, file), file.location, folder)
+
+    def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
+        """Never: a bundle is read-only."""
+        raise read_only(self.location, "a zip bundle (read-only)", ZIP.read_only_reason)
+
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        """Open the archive, pick the home folder, inflate each wanted member up to the cap.
+
+        Each step turns its own failures into errors naming the bundle, so that a raw
+        ``PermissionError`` or ``FileNotFoundError`` from storage never leaks out unnamed.
+        """
+        try:
+            archive_file = self.open_archive()
+        except FileNotFoundError:
+            raise location_error(FileNotFoundError, self.location, "no such persona bundle") from None
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+        with archive_file, self._open_zip(archive_file) as archive:
+            return self._read_members(archive, names, limit)
+
+    def _open_zip(self, archive_file: IO[bytes]) -> zipfile.ZipFile:
+        """Read the central directory; a file that is not a zip at all is a NotADirectoryError."""
+        try:
+            return zipfile.ZipFile(archive_file)
+        except zipfile.BadZipFile as error:
+            corrupt = error
+        except Exception as error:  # untrusted bytes: whatever zipfile trips on is a bad bundle
+            raise read_error(error, self.location, None) from error
+        try:
+            archive_file.seek(0)
+            signature = archive_file.read(4)
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+        if signature in ZIP_SIGNATURES:
+            raise BootstrapError(f"{self.location}: corrupt zip bundle ({corrupt})") from corrupt
+        reason = "is a file, neither a directory nor a zip bundle"
+        raise location_error(NotADirectoryError, self.location, reason)
+
+    def _read_members(self, archive: zipfile.ZipFile, names: Sequence[str], limit: int) -> Reading:
+        members = [(member_path(member.filename), member) for member in archive.infolist()]
+        prefix = home_prefix((path for path, _ in members), names, self.folder, self.location, "zip")
+        location = f"zip://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
+        by_name: dict[str, zipfile.ZipInfo] = {}
+        wanted = {prefix + name: name for name in names}
+        for path, member in members:
+            if path in wanted:
+                if path in by_name:
+                    raise BootstrapError(
+                        f"{describe(self.location, path)}: the bundle holds this member twice; "
+                        "refusing to guess which one is the persona's"
+                    )
+                by_name[path] = member
+            elif path.rstrip("/") in wanted and member.is_dir():
+                # A folder and a file with the same name are ambiguous in either order.
+                previous = by_name.setdefault(path.rstrip("/"), member)
+                if not previous.is_dir():
+                    raise BootstrapError(
+                        f"{describe(self.location, path.rstrip('/'))}: the bundle also holds a folder "
+                        "of this name; refusing to guess which one is the persona's"
+                    )
+        entries: dict[str, Entry] = {}
+        # Members in archive order, so a readahead buffer serves neighbours in one fetch.
+        for path, member in sorted(by_name.items(), key=lambda item: item[1].header_offset):
+            name = wanted[path]
+            if member.is_dir():
+                entries[name] = Entry(None)
+                continue
+            try:
+                _check_readable(member)
+                with archive.open(member) as stream:
+                    entries[name] = Entry(stream.read(limit + 1), member.file_size)
+            except Exception as error:
+                raise read_error(_explain(error), self.location, path) from error
+        return Reading(location, entries)
+
+
+def open_archive(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> IO[bytes]:
+    """Open an archive on an fsspec filesystem for :mod:`zipfile`: small readahead, seek errors fixed.
+
+    ``info``, when the caller has just looked the file up, spares the lookup that reading a remote
+    file otherwise does (a HEAD on S3, whose ETag then pins every ranged GET to this version of the
+    object). Pass it only to an opener used once, so it cannot go stale.
+    """
+    known = {} if info is None else {"size": info["size"]}
+    handle = fs.open(path, "rb", block_size=BUNDLE_BLOCK_SIZE, cache_type="readahead", **known)
+    if hasattr(type(handle), "details"):  # fsspec's AbstractBufferedFile: reads are ranged requests
+        if info is not None:
+            with contextlib.suppress(AttributeError):  # GCSFile.details is read-only: keep its own
+                handle.details = dict(info)
+        # zipfile reads the end record, the zip64 locator and the central directory backwards
+        # from the end, each a readahead miss: one read of the last block serves all three.
+        handle.seek(max(0, handle.size - BUNDLE_BLOCK_SIZE))
+        handle.read(BUNDLE_BLOCK_SIZE)
+    return _SeekErrorsAsOSError(handle)  # type: ignore[return-value]
+
+
+def _open_ranged_or_download(file: ArchiveFile) -> IO[bytes]:
+    """Ranged reads where the server serves ranges; a bounded download where it does not
+    (fsspec's HTTP files raise ValueError naming range requests, e.g. ``python -m http.server``)."""
+    try:
+        return open_archive(file.fs, file.path, file.info)
+    except ValueError as error:
+        if "range requests" not in str(error):
+            raise
+    return file.download()
+
+
+class _SeekErrorsAsOSError:
+    """fsspec files raise ValueError for a seek before the start; zipfile probes with such seeks
+    (tiny archives) and only tolerates the OSError that built-in files raise."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        try:
+            return int(self._handle.seek(offset, whence))
+        except ValueError as error:
+            raise OSError(errno.EINVAL, str(error)) from error
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
+
+    def __enter__(self) -> _SeekErrorsAsOSError:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._handle.close()
+
+
+def _check_readable(member: zipfile.ZipInfo) -> None:
+    """Refuse, before inflating anything, a member that cannot be read within the cap."""
+    if member.flag_bits & _ENCRYPTED_FLAG:
+        raise ValueError("the member is encrypted; bundles must not be password-protected")
+    if member.compress_type not in _BOUNDED_METHODS:
+        method = zipfile.compressor_names.get(member.compress_type, "unknown")  # type: ignore[attr-defined]
+        raise ValueError(
+            f"unsupported compression method {member.compress_type} ({method}); "
+            "bundle members must be stored or deflated"
+        )
+
+
+def _explain(error: BaseException) -> BaseException:
+    """zipfile's messages for the remaining unsupported features are terse; say what they mean."""
+    if isinstance(error, NotImplementedError):
+        return ValueError(f"unsupported zip feature ({error})")
+    return error
+
+
+def _is_zip(head: bytes) -> bool:
+    return head[:4] in ZIP_SIGNATURES
+
+
+#: Zip bundles: ``.zip`` files, anything starting with a zip signature, and ``zip://FOLDER::…``.
+ZIP = ArchiveKind(
+    protocol="zip",
+    suffixes=(".zip",),
+    sniff=_is_zip,
+    open=BundleSource.from_archive_file,
+)

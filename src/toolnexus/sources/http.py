@@ -1,0 +1,58 @@
+"""Persona homes served over HTTP(S), including by servers without Range support.
+
+fsspec's HTTP filesystem sends a ``Range`` header and trusts the server: one that ignores it
+(``python -m http.server``, many static hosts) answers with the whole file, which fsspec then
+reads entirely — a 1 GiB SOUL.md would be downloaded into memory to keep 2 MiB. Here every
+bootstrap file is one GET (all issued together) that still asks for the range, but whose body is
+read only up to ``limit + 1`` bytes and then dropped: bounded whatever the server does. An empty
+file's 416 is an empty file. Bundles over HTTP are opened by :mod:`.registry` (a streaming GET for
+tar, ranged reads or a bounded download for zip).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Sequence
+from typing import Any
+
+from toolnexus.sources.fsspec import FsspecSource
+
+__all__ = ["HttpSource"]
+
+_CHUNK = 64 * 1024
+
+
+class HttpSource(FsspecSource):
+    """A home on an fsspec HTTP filesystem: ``HttpSource(HTTPFileSystem(), "https://host/aster")``."""
+
+    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
+        from fsspec.asyn import sync  # noqa: PLC0415  (fsspec loads lazily)
+
+        results: list[Any] = sync(self.fs.loop, self._capped_gets, names, limit + 1)
+        return results
+
+    def _fetch_coroutine(self, names: Sequence[str], limit: int) -> Coroutine[Any, Any, list[Any]]:
+        return self._capped_gets(names, limit + 1)
+
+    async def _capped_gets(self, names: Sequence[str], end: int) -> list[Any]:
+        session = await self.fs.set_session()
+        gets = (self._capped_get(session, self.path_of(name), end) for name in names)
+        return list(await asyncio.gather(*gets))
+
+    async def _capped_get(self, session: Any, url: str, end: int) -> Any:
+        """At most ``end`` bytes of ``url``, or the exception (as ``cat_ranges`` returns them)."""
+        kwargs = dict(self.fs.kwargs)
+        headers = {**kwargs.pop("headers", {}), "Range": f"bytes=0-{end - 1}"}
+        try:
+            async with session.get(self.fs.encode_url(url), headers=headers, **kwargs) as response:
+                if response.status == 416:
+                    return b""
+                self.fs._raise_not_found_for_status(response, url)
+                data = bytearray()
+                async for chunk in response.content.iter_chunked(_CHUNK):
+                    data += chunk
+                    if len(data) >= end:
+                        break  # leaving the block closes the connection: the rest is never read
+                return bytes(data[:end])
+        except Exception as error:
+            return error

@@ -1,0 +1,82 @@
+"""Personas held in a mapping — for tests, and for personas kept in a database or a cache.
+
+>>> from toolnexus.agents import DictSource, compose_soul
+>>> compose_soul(DictSource({"SOUL.md": "You are Aster."}))
+('## SOUL.md\\n\\nYou are Aster.', ['SOUL.md'])
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING
+
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
+from toolnexus.errors import BootstrapError
+from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
+
+if TYPE_CHECKING:
+    from toolnexus.stores import Change, Plan
+
+__all__ = ["DictSource", "DictStore"]
+
+
+def _as_bytes(location: str, name: str, value: object) -> bytes:
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    raise BootstrapError(f"{name} in {location} is a {type(value).__name__}, not bytes or str")
+
+
+class DictSource(SourceBase):
+    """Bootstrap files from a mapping of name to ``bytes`` (or ``str``, encoded as UTF-8).
+
+    The mapping is read on every composition, so edits to it show on the next one. When it is
+    mutable, ``memory_tool`` writes MEMORY.md back into it (serialised by a lock in this
+    process); a read-only mapping is refused with :class:`BootstrapError`.
+    """
+
+    def __init__(self, files: Mapping[str, bytes | str], location: str = "dict://persona") -> None:
+        self.files = files
+        self.location = location
+        self._write_lock = threading.Lock()
+
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        entries: dict[str, Entry] = {}
+        for name in names:
+            if name in self.files:
+                data = _as_bytes(self.location, name, self.files[name])
+                entries[name] = Entry(data[: limit + 1], len(data))
+        return Reading(self.location, entries)
+
+    def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> DictStore:
+        """A store writing ``name`` into the mapping; a read-only mapping cannot be written."""
+        if not isinstance(self.files, MutableMapping):
+            why = "its mapping is read-only; pass a dict to write memory into it"
+            raise read_only(self.location, f"a {type(self.files).__name__}", why)
+        return DictStore(self.files, self.location, name, self._write_lock)
+
+
+class DictStore:
+    """``name`` in a mutable mapping: read → plan → write under the source's lock (this process)."""
+
+    def __init__(
+        self, files: MutableMapping[str, bytes | str], location: str, name: str, lock: threading.Lock
+    ) -> None:
+        self.files = files
+        self.location = location
+        self.name = name
+        self._lock = lock
+
+    def read(self) -> bytes | None:
+        if self.name not in self.files:
+            return None
+        return _as_bytes(self.location, self.name, self.files[self.name])[: MAX_BOOTSTRAP_FILE_BYTES + 1]
+
+    def update(self, plan: Plan) -> Change:
+        with self._lock:
+            change = plan(self.read())
+            if change.data is not None:
+                self.files[self.name] = change.data
+            return change

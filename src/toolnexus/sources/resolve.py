@@ -1,0 +1,204 @@
+""":func:`resolve`: the one place a location becomes a source.
+
+Every entry point — ``compose_soul``, ``compose_soul_async``, ``inspect_soul``, ``memory_tool``,
+``write_bundle`` and the CLI — calls this once. Nothing else looks at URLs, protocols, ``fs=`` or
+UPath-ness; what a *file* home is (zip, tar, …) is decided by :mod:`.registry`, at read time.
+
+- a :class:`BootstrapSource` is used as it is;
+- ``fs=`` and UPath objects carry their own filesystem;
+- a plain path (no ``://``, no ``::``) is a local home: the fast path, fsspec is not imported;
+- a chained URL whose first hop names a registered archive kind (``zip://FOLDER::…``,
+  ``tar://FOLDER::…``) is that bundle on the filesystem of the rest of the chain;
+- any other URL goes through fsspec.
+
+Resolving does no I/O: a location is looked at when it is read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+from toolnexus.sources.base import BootstrapSource
+from toolnexus.sources.fsspec import FsspecSource
+from toolnexus.sources.layered import LayeredSource
+from toolnexus.sources.local import LocalSource
+from toolnexus.sources.registry import ArchiveFile, archive_kind, filesystem_source
+
+__all__ = ["Location", "is_url", "resolve", "resolve_output", "url_to_fs"]
+
+#: What ``compose_soul`` accepts as a home.
+Location = str | os.PathLike[str] | BootstrapSource | Any
+
+#: Extras that provide a protocol's fsspec implementation.
+_EXTRAS = {"s3": "s3", "s3a": "s3"}
+
+
+def resolve(
+    location: Location,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    follow_external_symlinks: bool = False,
+) -> BootstrapSource:
+    """Turn anything ``compose_soul`` accepts into a :class:`BootstrapSource`.
+
+    A list or tuple of locations is a layered persona, base first (see :class:`LayeredSource`).
+    Raises :class:`TypeError` for an unsupported location or options that cannot apply to it,
+    and :class:`ValueError` naming the location for a URL whose protocol nobody knows.
+    """
+    plain = (
+        location if type(location) is str else os.fspath(location) if isinstance(location, PurePath) else None
+    )
+    if plain and fs is None and "://" not in plain and "::" not in plain:
+        if storage_options:
+            raise TypeError(f"storage_options cannot apply to the local path {plain!r}")
+        return LocalSource(plain, follow_external_symlinks=follow_external_symlinks)  # the hot path
+    if isinstance(location, list | tuple):
+        return _layers(location, storage_options, fs, follow_external_symlinks)
+    # A str is never a source; saying so first skips the runtime-Protocol check, which costs
+    # more than composing a small local soul.
+    if not isinstance(location, str | os.PathLike) and isinstance(location, BootstrapSource):
+        if storage_options or fs is not None or follow_external_symlinks:
+            raise TypeError(
+                "storage_options, fs and follow_external_symlinks cannot apply to a BootstrapSource; "
+                "configure the source itself"
+            )
+        return location
+    if fs is not None:
+        if storage_options:
+            raise TypeError("pass storage_options or fs=, not both: options are for building a filesystem")
+        return _on_filesystem(fs, _as_path(location), follow_external_symlinks)
+    if _is_upath(location):
+        if storage_options:
+            raise TypeError("a UPath carries its own storage options; do not pass storage_options with it")
+        upath: Any = location
+        return _on_filesystem(upath.fs, str(upath.path), follow_external_symlinks)
+    path = _as_path(location)
+    if not path:  # "" would silently mean the current folder; "." says so on purpose
+        raise ValueError("empty location: name a folder ('.' for the current one), a bundle or a URL")
+    if not is_url(path):
+        if storage_options:
+            raise TypeError(f"storage_options cannot apply to the local path {path!r}")
+        return LocalSource(path, follow_external_symlinks=follow_external_symlinks)
+    return _from_url(path, dict(storage_options or {}), follow_external_symlinks)
+
+
+def _layers(
+    locations: list[Any] | tuple[Any, ...],
+    storage_options: Mapping[str, Any] | None,
+    fs: Any,
+    follow_external_symlinks: bool,
+) -> LayeredSource:
+    """Each layer resolved on its own: ``storage_options`` go to the URL layers, ``fs=`` to the
+    path layers, ``follow_external_symlinks`` to the local ones; sources come configured."""
+    if not locations:
+        raise ValueError("a layered persona needs at least one layer (got an empty list)")
+    if any(isinstance(layer, list | tuple) for layer in locations):
+        raise TypeError("layers are locations, not nested lists: pass one flat list, base first")
+    if storage_options and fs is None and not is_url(locations):
+        raise TypeError("storage_options cannot apply: no layer is a URL")
+    layers: list[BootstrapSource] = []
+    for layer in locations:
+        if isinstance(layer, str | os.PathLike):
+            options = storage_options if fs is None and is_url(layer) else None
+            layers.append(
+                resolve(
+                    layer, storage_options=options, fs=fs, follow_external_symlinks=follow_external_symlinks
+                )
+            )
+        else:
+            layers.append(resolve(layer))
+    return LayeredSource(layers)
+
+
+def is_url(location: object) -> bool:
+    """Whether ``location`` names an fsspec URL, chained or not (for layers: whether any does)."""
+    if isinstance(location, list | tuple):
+        return any(is_url(layer) for layer in location)
+    if isinstance(location, os.PathLike):
+        location = os.fspath(location)
+    return isinstance(location, str) and ("://" in location or "::" in location)
+
+
+def resolve_output(out: str, storage_options: Mapping[str, Any] | None) -> tuple[Any, str]:
+    """Where a file is written: ``(None, local path)`` or ``(fs, path)`` for a single URL."""
+    if "::" in out:
+        raise ValueError(f"{out}: a bundle is written to one location, not a chained URL")
+    if not is_url(out):
+        return None, out
+    fs, path = url_to_fs(out, dict(storage_options or {}))
+    if _is_local_fs(fs):
+        return None, path
+    return fs, path
+
+
+def _as_path(location: Any) -> str:
+    if isinstance(location, str):
+        return location
+    if isinstance(location, os.PathLike):
+        path = os.fspath(location)
+        if isinstance(path, str):
+            return path
+    raise TypeError(
+        f"expected a path, an fsspec URL, a UPath or a BootstrapSource, not {type(location).__name__} "
+        "(a list or tuple of them composes layers)"
+    )
+
+
+def _is_upath(location: Any) -> bool:
+    """Duck-typed, so universal_pathlib stays optional."""
+    return not isinstance(location, str) and hasattr(location, "fs") and hasattr(location, "path")
+
+
+def _is_local_fs(fs: Any) -> bool:
+    # fsspec is imported on first use so that composing a local home never pays for it.
+    from fsspec.implementations.local import LocalFileSystem  # noqa: PLC0415
+
+    return isinstance(fs, LocalFileSystem)
+
+
+def _on_filesystem(fs: Any, path: str, follow_external_symlinks: bool) -> BootstrapSource:
+    if _is_local_fs(fs):
+        return LocalSource(fs._strip_protocol(path), follow_external_symlinks=follow_external_symlinks)
+    source = filesystem_source(fs) or FsspecSource
+    return source(fs, fs._strip_protocol(path))
+
+
+def url_to_fs(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
+    """fsspec's ``url_to_fs``; a missing backend or unknown protocol is an error naming the URL."""
+    import fsspec.core  # noqa: PLC0415  (see _is_local_fs)
+
+    protocol = url.split("://", 1)[0].rsplit("::", maxsplit=1)[-1]
+    try:
+        fs, path = fsspec.core.url_to_fs(url, **storage_options)
+    except ImportError as error:
+        extra = _EXTRAS.get(protocol)
+        hint = f"pip install 'toolnexus[{extra}]'" if extra else str(error)
+        raise ImportError(f"{url}: the {protocol}:// backend is not installed ({hint})") from error
+    except ValueError as error:
+        if "protocol" not in str(error).lower():
+            raise
+        raise ValueError(f"{url}: unknown protocol {protocol!r} ({error})") from error
+    return fs, str(path)
+
+
+def _from_url(url: str, storage_options: dict[str, Any], follow_external_symlinks: bool) -> BootstrapSource:
+    head, _, rest = url.partition("::")
+    protocol, scheme, folder = head.partition("://")
+    kind = archive_kind(protocol) if scheme and rest else None
+    if kind is not None:
+        if storage_options.pop(protocol, None):
+            raise TypeError(
+                f"the {protocol}:// hop takes no storage options; key options by the inner protocol"
+            )
+        archive_fs, archive_path = url_to_fs(rest, storage_options)
+        if _is_local_fs(archive_fs):
+            local = os.path.abspath(archive_fs._strip_protocol(archive_path))
+            return kind.open(ArchiveFile(local, local), folder)
+        location = str(archive_fs.unstrip_protocol(archive_path))
+        return kind.open(ArchiveFile(archive_path, location, archive_fs), folder)
+    fs, path = url_to_fs(url, storage_options)
+    return _on_filesystem(fs, path, follow_external_symlinks)

@@ -1,0 +1,117 @@
+"""Single S3 GETs with the headers s3fs's file API hides: Content-Range, ETag, conditions.
+
+s3fs answers ``cat_file`` with bytes only. Two performance paths need more of the response: a
+bundle read from its tail needs the object's size (``Content-Range``) and ETag from the same
+response, and a cache needs ``If-None-Match`` (an unchanged object costs a bodiless 304) and
+``If-Match`` (a later range of the same object, or an error if it was replaced meanwhile). Both
+go through ``fs._call_s3("get_object", …)``, s3fs's own retrying, credential-refreshing call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+__all__ = [
+    "NOT_MODIFIED",
+    "NotModified",
+    "ObjectChangedError",
+    "S3Object",
+    "get_object",
+    "is_s3",
+]
+
+T = TypeVar("T")
+
+
+class NotModified:
+    """The answer to a conditional GET whose ETag still matches: nothing was sent."""
+
+    def __repr__(self) -> str:
+        return "NOT_MODIFIED"
+
+
+NOT_MODIFIED = NotModified()
+
+
+class ObjectChangedError(OSError):
+    """``If-Match`` failed: the object was replaced between two requests of one read."""
+
+
+@dataclass(frozen=True, slots=True)
+class S3Object:
+    """One GET's body and what its headers said about the whole object."""
+
+    body: bytes
+    etag: str | None
+    #: Size of the whole object (from ``Content-Range``, or the length of an unranged body).
+    size: int
+
+
+def is_s3(fs: Any) -> bool:
+    """Whether ``fs`` is s3fs (or a subclass), whose ``_call_s3`` these helpers use."""
+    return callable(getattr(fs, "_call_s3", None)) and callable(getattr(fs, "split_path", None))
+
+
+def _error_code(error: BaseException) -> str:
+    """The S3 error code (``"304"``, ``"PreconditionFailed"``, ``"InvalidRange"``) behind an error."""
+    cause = error.__cause__ or error
+    response = getattr(cause, "response", None)
+    if isinstance(response, dict):
+        return str(response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+async def get_object(
+    fs: Any, path: str, byte_range: str, *, if_none_match: str | None = None, if_match: str | None = None
+) -> S3Object | NotModified:
+    """GET ``path`` with ``Range: byte_range`` and the given conditions.
+
+    Returns :data:`NOT_MODIFIED` for a 304, an empty :class:`S3Object` for a range an empty object
+    cannot satisfy (416), raises :class:`ObjectChangedError` for a failed ``If-Match`` (412) and
+    ``FileNotFoundError`` for a missing key; other failures propagate as s3fs raises them.
+    """
+    from s3fs.core import _error_wrapper  # noqa: PLC0415  (s3fs is an optional extra)
+
+    bucket, key, version = fs.split_path(path)
+    arguments: dict[str, Any] = {"Bucket": bucket, "Key": key, "Range": byte_range}
+    if version:
+        arguments["VersionId"] = version
+    if if_none_match is not None:
+        arguments["IfNoneMatch"] = if_none_match
+    if if_match is not None:
+        arguments["IfMatch"] = if_match
+
+    async def call_and_read() -> tuple[dict[str, Any], bytes]:
+        response = await fs._call_s3("get_object", **arguments)
+        body = response["Body"]
+        try:
+            return response, bytes(await body.read())
+        finally:
+            body.close()
+
+    try:
+        # Retried as s3fs's own cat_file is: a body cut short is read again, whole.
+        response, data = await _error_wrapper(call_and_read, retries=fs.retries)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        code = _error_code(error)
+        if code in ("304", "NotModified"):
+            return NOT_MODIFIED
+        if code == "PreconditionFailed":
+            raise ObjectChangedError(f"{path} changed while it was being read ({error})") from error
+        if code == "InvalidRange":
+            return S3Object(b"", None, 0)
+        raise
+    return S3Object(data, response.get("ETag"), _object_size(response, len(data)))
+
+
+def _object_size(response: dict[str, Any], received: int) -> int:
+    """``Content-Range: bytes a-b/SIZE`` gives the size; a 200 without it carried the whole object."""
+    content_range = response.get("ContentRange")
+    if isinstance(content_range, str) and "/" in content_range:
+        total = content_range.rsplit("/", 1)[1]
+        if total.isdigit():
+            return int(total)
+    return received

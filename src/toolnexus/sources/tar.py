@@ -1,0 +1,188 @@
+"""Tar bundles (``.tar``, ``.tar.gz``/``.tgz``, ``.tar.bz2``/``.tbz2``, ``.tar.xz``/``.txz``).
+
+Read like zip bundles — by path, by URL, on S3, chained ``tar://FOLDER::…``, with the same
+home-folder rule (:mod:`.archive_home`) — and never extracted. A compressed tar has no index: it
+must be decompressed from the start, so one sequential pass reads the member headers and keeps
+the wanted members' first ``limit + 1`` bytes, stopping as soon as every wanted name of the home
+has been seen. The pass is bounded: past :data:`MAX_TAR_SCAN_BYTES` of decompressed data the
+bundle is refused with :class:`BootstrapError` (a tar bomb costs at most that much time and no
+more memory than the wanted members), so put bootstrap files first in big archives.
+
+Members that are not regular files — folders, symlinks, hard links, devices — are skipped like a
+local home's non-files; links are never followed. A name held twice (``tar -r`` appends) is
+ambiguous: an error, as in a zip. The compression is told by the leading bytes, not the name.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import tarfile
+from collections.abc import Callable, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+from toolnexus.errors import BootstrapError, describe, location_error, read_error
+from toolnexus.sources.archive_home import home_prefix, member_path
+from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
+from toolnexus.sources.registry import ArchiveFile, ArchiveKind
+
+if TYPE_CHECKING:
+    from toolnexus.stores import MemoryStore
+
+__all__ = ["MAX_TAR_SCAN_BYTES", "TAR", "TarSource"]
+
+#: Most decompressed bytes one composition scans in a tar bundle before refusing it (64 MiB).
+MAX_TAR_SCAN_BYTES = 64 * 1024 * 1024
+
+_GZIP, _BZIP2, _XZ = b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00"
+_USTAR_OFFSET = 257
+
+
+def _is_tar(head: bytes) -> bool:
+    """A compressed stream (checked to be a tar when read) or a POSIX/GNU tar header."""
+    return head.startswith((_GZIP, _BZIP2, _XZ)) or head[_USTAR_OFFSET : _USTAR_OFFSET + 5] == b"ustar"
+
+
+class _Prefixed:
+    """A read-only stream that first returns bytes already read from ``raw`` (the magic)."""
+
+    def __init__(self, head: bytes, raw: IO[bytes]) -> None:
+        self._head, self._raw = head, raw
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._head:
+            return self._raw.read(size)
+        if size < 0:
+            data, self._head = self._head + self._raw.read(), b""
+            return data
+        data, self._head = self._head[:size], self._head[size:]
+        return data if len(data) == size else data + self._raw.read(size - len(data))
+
+
+class _Bounded:
+    """Counts decompressed bytes and refuses the bundle past :data:`MAX_TAR_SCAN_BYTES`."""
+
+    def __init__(self, stream: Any, location: str) -> None:
+        self._stream, self._location, self.scanned = stream, location, 0
+
+    def read(self, size: int = -1) -> bytes:
+        want = MAX_TAR_SCAN_BYTES + 1 - self.scanned if size < 0 else size
+        data: bytes = self._stream.read(want)
+        self.scanned += len(data)
+        if self.scanned > MAX_TAR_SCAN_BYTES:
+            raise BootstrapError(
+                f"{self._location}: the tar bundle holds over {MAX_TAR_SCAN_BYTES} bytes (decompressed) "
+                "before its last bootstrap file; refusing to scan further (put the bootstrap files "
+                "first, or use a zip bundle, which is read by index)"
+            )
+        return data
+
+
+#: Leading bytes of each compression, and the standard library's incremental reader for it.
+_DECOMPRESSORS: tuple[tuple[bytes, Callable[[Any], Any]], ...] = (
+    (_GZIP, lambda stream: gzip.GzipFile(fileobj=stream, mode="rb")),
+    (_BZIP2, bz2.BZ2File),
+    (_XZ, lzma.LZMAFile),
+)
+
+
+def _decompressed(raw: IO[bytes], location: str) -> _Bounded:
+    """The tar stream itself, whatever compression the leading bytes name."""
+    head = raw.read(len(_XZ))
+    stream: Any = _Prefixed(head, raw)
+    for magic, reader in _DECOMPRESSORS:
+        if head.startswith(magic):
+            stream = reader(stream)
+            break
+    return _Bounded(stream, location)
+
+
+class TarSource(SourceBase):
+    """A persona home inside a tar archive: ``TarSource(ArchiveFile(path, path))``.
+
+    ``folder`` names the home folder explicitly (as ``tar://aster::…`` does); ``None`` applies
+    the single-top-level-folder rule.
+    """
+
+    def __init__(self, file: ArchiveFile, folder: str | None = None) -> None:
+        self.file = file
+        self.location = file.location
+        self.folder = folder.strip("/") if folder else None
+
+    def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
+        """Never: a bundle is read-only."""
+        raise read_only(self.location, "a tar bundle (read-only)", TAR.read_only_reason)
+
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        try:
+            raw = self.file.open_stream()
+        except FileNotFoundError:
+            raise location_error(FileNotFoundError, self.location, "no such persona bundle") from None
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+        with raw:
+            try:
+                return self._scan(_decompressed(raw, self.location), names, limit)
+            except (BootstrapError, FileNotFoundError):
+                raise
+            except (tarfile.TarError, EOFError, OSError, lzma.LZMAError, ValueError) as error:
+                raise BootstrapError(f"{self.location}: corrupt tar bundle ({error})") from error
+
+    def _scan(self, stream: _Bounded, names: Sequence[str], limit: int) -> Reading:
+        """One pass: every member path (for the folder rule), the candidates' capped bytes."""
+        wanted = set(names)
+        paths: list[str] = []
+        candidates: dict[str, Entry] = {}  # by member path: root names and one folder's names
+        kept_folder = ""  # in the folder rule, the only folder that can become the home
+        with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
+            for member in archive:
+                path = member_path(member.name, dot_prefixed=True).rstrip("/")
+                paths.append(path + ("/" if member.isdir() else ""))
+                folder, _, name = path.rpartition("/")
+                if name not in wanted:
+                    continue
+                if self.folder is not None:
+                    if folder != self.folder:
+                        continue
+                elif folder and ("/" in folder or folder != (kept_folder := kept_folder or folder)):
+                    continue  # deeper, or a second folder: never the home
+                if path in candidates:
+                    raise BootstrapError(
+                        f"{describe(self.location, path)}: the bundle holds this member twice; "
+                        "refusing to guess which one is the persona's"
+                    )
+                candidates[path] = self._entry(archive, member, limit)
+                if self._complete(candidates, self.folder or "", names):
+                    break  # every name of the home seen (explicit folder, or a full root)
+        prefix = home_prefix(paths, names, self.folder, self.location, "tar")
+        location = f"tar://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
+        entries = {name: candidates[prefix + name] for name in names if prefix + name in candidates}
+        return Reading(location, entries)
+
+    @staticmethod
+    def _complete(candidates: dict[str, Entry], folder: str, names: Sequence[str]) -> bool:
+        prefix = f"{folder}/" if folder else ""
+        return all(prefix + name in candidates for name in names)
+
+    def _entry(self, archive: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> Entry:
+        if not member.isreg():
+            return Entry(None)
+        stream = archive.extractfile(member)
+        if stream is None:  # pragma: no cover - isreg() members always have data
+            return Entry(None)
+        with stream:
+            return Entry(stream.read(limit + 1), member.size)
+
+
+def _open(file: ArchiveFile, folder: str | None) -> TarSource:
+    return TarSource(file, folder)
+
+
+#: Tar bundles, plain or compressed with gzip, bzip2 or xz.
+TAR = ArchiveKind(
+    protocol="tar",
+    suffixes=(".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz"),
+    sniff=_is_tar,
+    open=_open,
+)

@@ -1,0 +1,167 @@
+"""What every store shares: the edit plan, the store protocol, per-process locks, and the
+compare-and-swap retry loop that S3, Azure Blob and GCS stores run over their own conditions."""
+
+from __future__ import annotations
+
+import errno
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
+from toolnexus.errors import BootstrapError, read_error
+
+__all__ = [
+    "MAX_ATTEMPTS",
+    "MEMORY_FILE",
+    "READ_LIMIT",
+    "Change",
+    "CompareAndSwapStore",
+    "MemoryStore",
+    "Plan",
+    "process_lock",
+    "storage_error",
+]
+
+MEMORY_FILE = "MEMORY.md"
+
+#: Every read is capped here, so an outsized file costs no more than the cap.
+READ_LIMIT = MAX_BOOTSTRAP_FILE_BYTES + 1
+
+#: Compare-and-swap attempts before giving up with a :class:`BootstrapError`. Generous, because
+#: under sustained contention the retry count has a long tail: 8 clients appending in a tight loop
+#: against moto needed up to ~30 attempts for the unluckiest edit (3.4 on average), and with ~1/8
+#: odds per attempt, 50 attempts would still fail about one edit in a thousand.
+MAX_ATTEMPTS = 200
+
+#: Upper bound of the jittered pause between attempts, in seconds (grows with each attempt). Kept
+#: short so an unlucky writer retries as often as fresh ones instead of starving behind them; the
+#: worst case before the error is about MAX_ATTEMPTS x (one read + one write + 0.1 s).
+_BACKOFF_BASE, _BACKOFF_MAX = 0.005, 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What a command decided after reading the file: the bytes to write (``None``: write
+    nothing) and the text to send back to the model."""
+
+    data: bytes | None
+    reply: str
+
+
+#: Turns the current file (``None`` if absent; at most cap + 1 bytes) into a :class:`Change`.
+#: It may be called more than once (after a conflict), so it must be pure.
+Plan = Callable[[bytes | None], Change]
+
+
+class MemoryStore(Protocol):
+    """One file (``name``, MEMORY.md by default) in one home. ``update`` must behave as if no
+    other writer ran during it."""
+
+    location: str
+    name: str
+
+    def read(self) -> bytes | None: ...
+
+    def update(self, plan: Plan) -> Change: ...
+
+
+_process_locks: dict[str, threading.Lock] = {}
+_process_locks_guard = threading.Lock()
+
+
+def process_lock(key: str) -> threading.Lock:
+    """One lock per file in this process; keeps many threads out of the kernel lock queue and
+    keeps threads sharing one client from spending compare-and-swap attempts on each other."""
+    with _process_locks_guard:
+        return _process_locks.setdefault(key, threading.Lock())
+
+
+def storage_error(cause: BaseException, location: str, name: str, action: str) -> OSError:
+    return read_error(cause, location, name, action=action)
+
+
+class CompareAndSwapStore:
+    """A file on an object store whose writes can be made conditional on the version read.
+
+    Subclasses provide three primitives on any path of the filesystem — :meth:`get` (bytes and
+    version in one consistent read), :meth:`put` (write only if the object is still at
+    ``version``, or still absent for ``None``; ``False`` on a conflict) and :meth:`delete` — and
+    name their conditions. The update is read → plan → conditional write, retried on conflict.
+    Before each update the ``probe`` it was given (in practice :func:`.probe.require_enforced`,
+    which runs once per bucket and process) checks that the server really refuses a stale write;
+    a server that ignores the conditions is refused. The probe is handed in, not imported: it is
+    built on this class.
+    """
+
+    #: How the conditions are spelled, for messages: (must-not-exist, must-match).
+    conditions: tuple[str, str] = ("", "")
+    #: A version no real object can have, for the probe's stale write.
+    stale_version: str = ""
+
+    def __init__(
+        self, home: Any, name: str = MEMORY_FILE, *, probe: Callable[[CompareAndSwapStore], None]
+    ) -> None:
+        self.fs = home.fs
+        self.probe = probe
+        self.home = home
+        self.name = name
+        self.path: str = home.path_of(name)
+        self.location: str = home.location
+        # Writers sharing this filesystem instance (one client) queue here; others meet at the CAS.
+        self._lock = process_lock(f"{id(self.fs)}:{self.path}")
+
+    # The primitives, on any path (the probe uses them on its own object).
+    def get(self, path: str) -> tuple[bytes | None, str | None]:
+        raise NotImplementedError
+
+    def put(self, path: str, data: bytes, version: str | None) -> bool:
+        raise NotImplementedError
+
+    def delete(self, path: str) -> None:
+        raise NotImplementedError
+
+    def bucket(self) -> str:
+        """The bucket or container: the unit the probe's verdict is cached for."""
+        return str(self.fs.split_path(self.path)[0])
+
+    def read_versioned(self) -> tuple[bytes | None, str | None]:
+        """The file's first cap + 1 bytes and the version of that very object."""
+        try:
+            return self.get(self.path)
+        except Exception as error:
+            raise storage_error(error, self.location, self.name, "read") from error
+
+    def read(self) -> bytes | None:
+        return self.read_versioned()[0]
+
+    def put_if(self, data: bytes, version: str | None) -> bool:
+        """Write only if the file is still the version read (or still absent); False on conflict."""
+        try:
+            return self.put(self.path, data, version)
+        except Exception as error:
+            raise storage_error(error, self.location, self.name, "write") from error
+        finally:
+            self.fs.invalidate_cache(self.path)
+
+    def update(self, plan: Plan) -> Change:
+        self.probe(self)
+        with self._lock:
+            return self._update(plan)
+
+    def _update(self, plan: Plan) -> Change:
+        for attempt in range(MAX_ATTEMPTS):
+            current, version = self.read_versioned()
+            change = plan(current)
+            if change.data is None or self.put_if(change.data, version):
+                return change
+            time.sleep(random.uniform(0, min(_BACKOFF_MAX, _BACKOFF_BASE * 2**attempt)))
+        error = BootstrapError(
+            f"cannot write {self.name} in {self.location}: it changed under every one of "
+            f"{MAX_ATTEMPTS} attempts (other writers are busy); try again"
+        )
+        error.errno = errno.EBUSY
+        raise error
