@@ -213,7 +213,7 @@ def agent_from_dir(
             raise BootstrapError(
                 f"{message}{end}Or pass memory=False to run without the memory tool."
             ) from error
-    agent = Agent(
+    return Agent(
         source,
         model=model,
         name=persona,
@@ -222,5 +222,3 @@ def agent_from_dir(
         memory=memory_builtin,
         max_turns=max_turns,
     )
-    agent.home, agent.storage_options, agent.fs = home, storage_options, fs
-    return agent
