@@ -136,6 +136,15 @@ def new_bucket(moto_server: MotoServer, request: pytest.FixtureRequest) -> Calla
 
 
 @pytest.fixture
+def linearizable_moto() -> Iterator[None]:
+    """moto deciding racing conditional PUTs atomically, as S3 does (see ``linearizable_puts``)."""
+    from tests.support.s3 import linearizable_puts  # noqa: PLC0415  (imports moto)
+
+    with linearizable_puts():
+        yield
+
+
+@pytest.fixture
 def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
     """A counting, fault-injecting proxy in front of moto, for one test."""
     with S3Proxy(moto_server.endpoint_url) as running:

@@ -22,6 +22,15 @@ def make_home(root: Path, files: Mapping[str, bytes]) -> Path:
     return root
 
 
+def text_home(root: Path, name: str = "aster", **files: str) -> Path:
+    """A new local home ``root/name`` holding a one-line ``SOUL.md`` and ``files`` (name -> text)."""
+    home = root / name
+    home.mkdir()
+    for file, text in {"SOUL.md": f"You are {name.title()}.", **files}.items():
+        (home / file).write_text(text, encoding="utf-8")
+    return home
+
+
 def tar_bytes(files: Mapping[str, bytes], folder: str, mode: str) -> bytes:
     """A tar archive (``mode`` as for :func:`tarfile.open`, e.g. ``"w:gz"``) of ``files`` under ``folder``."""
     buffer = io.BytesIO()

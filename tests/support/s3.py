@@ -26,7 +26,7 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, Self
 
 import botocore.session
@@ -189,3 +189,25 @@ def put_objects(endpoint_url: str, bucket: str, objects: Mapping[str, bytes]) ->
     client = _client(endpoint_url)
     for key, data in objects.items():
         client.put_object(Bucket=bucket, Key=key, Body=data)
+
+
+@contextlib.contextmanager
+def linearizable_puts() -> Iterator[None]:
+    """moto checks If-Match/If-None-Match and then stores the object in a separate step, with no
+    lock between them, so two racing conditional PUTs can both pass. Real S3 decides them
+    atomically; serialising moto's PutObject handler (in this process) gives the tests that same
+    server. The ``linearizable_moto`` fixture in ``tests/conftest.py`` wraps a test in it."""
+    from moto.s3.responses import S3Response  # noqa: PLC0415
+
+    original = S3Response.put_object
+    lock = threading.Lock()
+
+    def put_object(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return original(self, *args, **kwargs)
+
+    S3Response.put_object = put_object  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        S3Response.put_object = original  # type: ignore[method-assign]

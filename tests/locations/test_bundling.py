@@ -23,7 +23,7 @@ from toolnexus.agents import (
 )
 from toolnexus.soul import bundling
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "aster"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aster"
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ Each test records its figures (writers, appends, notes found, time, and on S3 th
 PUTs and conflicts); the run prints them at the end. The default sizes keep the suite fast;
 ``pytest --stress`` runs the large ones (8 writers x 50 appends: on S3 some 1800 conditional
 PUTs, over a minute). The deterministic interleavings (a writer slipped in between a read and a
-write) are in test_memory_atomic.py; these tests add real contention on top.
+write) are in tests/memory/test_memory_atomic.py; these tests add real contention on top.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import collections
 import multiprocessing
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,27 +124,6 @@ def test_processes_on_one_local_home(
         appends=sizes.appends,
         record=record_property,
     )
-
-
-@pytest.fixture
-def linearizable_moto() -> Iterator[None]:
-    """moto checks If-Match/If-None-Match and then stores the object in a separate step, with no
-    lock between them, so two racing conditional PUTs can both pass. Real S3 decides them
-    atomically; serialising moto's PutObject handler gives the tests that same server."""
-    from moto.s3.responses import S3Response  # noqa: PLC0415
-
-    original = S3Response.put_object
-    lock = threading.Lock()
-
-    def put_object(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with lock:
-            return original(self, *args, **kwargs)
-
-    S3Response.put_object = put_object  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        S3Response.put_object = original  # type: ignore[method-assign]
 
 
 @pytest.mark.s3

@@ -18,8 +18,9 @@ import fsspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from tests.support.backends import PERSONAS, Persona, expected
+from tests.support.files import zip_bytes
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
-from tests.test_conformance import PERSONAS, Persona, expected, zip_bytes
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.sources import FsspecSource
 from toolnexus.stores import AzureBlobStore, GcsStore

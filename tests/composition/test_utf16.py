@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests import test_conformance as conformance
 from tests.support import MotoServer
+from tests.support import backends as conformance
 from tests.support.cli import run
 from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE, compose_soul, inspect_soul
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_agent import make_home
+from tests.support.files import text_home
 from toolnexus.agents import (
     AnthropicModel,
     ModelReply,
@@ -25,7 +25,7 @@ from toolnexus.runtime.messages import parse_arguments
 
 
 def test_the_async_session_is_the_same_conversation(tmp_path: Path) -> None:
-    home = make_home(tmp_path)
+    home = text_home(tmp_path)
 
     async def model(system: str, messages: Any, tools: Any) -> str:
         return f"{len(messages)} messages under {system.splitlines()[-1]}"
@@ -47,7 +47,7 @@ def test_a_plain_async_callable_is_a_model(tmp_path: Path) -> None:
             return ModelReply("", (ToolCall("c1", "memory", {"command": "view", "target": "user"}),))
         return ModelReply(f"the tool said: {messages[-1].text}", usage=Usage(1, 2))
 
-    result = agent_from_dir(make_home(tmp_path), model=model).run_sync("What do you know about me?")
+    result = agent_from_dir(text_home(tmp_path), model=model).run_sync("What do you know about me?")
     assert (
         result.text == "the tool said: No memories yet (USER.md does not exist). Use append to save a note."
     )
@@ -59,13 +59,13 @@ def test_names_and_defaults(tmp_path: Path) -> None:
     async def model(system: str, messages: Any, tools: Any) -> str:
         return "ok"
 
-    agent = agent_from_dir(str(make_home(tmp_path)) + "/", model=model)
+    agent = agent_from_dir(str(text_home(tmp_path)) + "/", model=model)
     assert agent.name == "aster"
     assert "aster" in agent.description
     assert agent.as_tool().name == "aster"
     assert agent.as_tool("helper", "Helps.").description == "Helps."
     with pytest.raises(ValueError, match="two tools are named 'memory'"):
-        agent_from_dir(make_home(tmp_path, "other"), model=model, tools=[agent.memory])  # type: ignore[list-item]
+        agent_from_dir(text_home(tmp_path, "other"), model=model, tools=[agent.memory])  # type: ignore[list-item]
 
 
 def test_a_read_only_home_needs_memory_false(tmp_path: Path) -> None:
@@ -98,7 +98,7 @@ def test_blocking_forms_refuse_a_running_loop_and_non_tools_are_refused_up_front
     async def model(system: str, messages: Any, tools: Any) -> str:
         return "ok"
 
-    agent = agent_from_dir(make_home(tmp_path), model=model, memory=False)
+    agent = agent_from_dir(text_home(tmp_path), model=model, memory=False)
 
     async def inside() -> None:
         with pytest.raises(RuntimeError, match=r"Agent\.run_sync\(\) blocks.*await its async form"):
@@ -109,12 +109,12 @@ def test_blocking_forms_refuse_a_running_loop_and_non_tools_are_refused_up_front
     with pytest.raises(
         TypeError, match=r"is not a tool: it lacks name, description, .*wrap a function in Tool"
     ):
-        agent_from_dir(make_home(tmp_path, "other"), model=model, tools=[print])  # type: ignore[list-item]
+        agent_from_dir(text_home(tmp_path, "other"), model=model, tools=[print])  # type: ignore[list-item]
 
 
 def test_a_layered_persona_is_named_by_its_top_layer_and_remembers_there(tmp_path: Path) -> None:
-    base = make_home(tmp_path, "team", **{"AGENTS.md": "Be brief."})
-    top = make_home(tmp_path, "brio")
+    base = text_home(tmp_path, "team", **{"AGENTS.md": "Be brief."})
+    top = text_home(tmp_path, "brio")
 
     async def model(system: str, messages: Any, tools: Any) -> ModelReply | str:
         if len(messages) == 1:
@@ -129,7 +129,7 @@ def test_a_layered_persona_is_named_by_its_top_layer_and_remembers_there(tmp_pat
 
 
 def test_declarations_of_the_memory_tool(tmp_path: Path) -> None:
-    memory = memory_tool(make_home(tmp_path))
+    memory = memory_tool(text_home(tmp_path))
     assert AnthropicModel("m").declare(memory) == {"type": "memory_20250818", "name": "memory"}
     assert AnthropicModel("m", native_memory=False).declare(memory) == memory.anthropic_tool()
     assert memory.anthropic_tool()["input_schema"]["properties"]["target"]["enum"] == ["memory", "user"]

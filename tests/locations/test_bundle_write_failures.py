@@ -23,7 +23,7 @@ import pytest
 from tests.support.cli import TOOLNEXUS, run
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, write_bundle
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "aster"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aster"
 UNSHARE = shutil.which("unshare")
 ALL_NAMES = ", ".join(BOOTSTRAP_ORDER)
 

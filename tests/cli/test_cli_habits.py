@@ -18,7 +18,7 @@ import pytest
 from tests.support.cli import EXAMPLE, TOOLNEXUS, run
 from toolnexus.agents import inspect_soul
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ("soul", "inspect", "check", "bundle", "memory")
 
 

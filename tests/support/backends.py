@@ -1,26 +1,26 @@
-"""One persona, every source, byte-identical ``(soul, found)``.
+"""One persona written into every backend the library reads, and the answer they must all give.
 
-Each source below stores the same files its own way; Hypothesis generates the personas. The
-expected answer is the local directory's, which the spec examples and properties pin down.
+Shared by the conformance tests (tests/locations), the UTF-16 examples (tests/composition) and the
+emulator stores (tests/memory): each names a backend by its method here and compares with
+:func:`expected`, the soul of the same files given as a plain mapping.
 """
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import fsspec
-import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from upath import UPath
 
-from tests.support import MotoServer, put_objects
 from tests.support.files import DictSource, tar_bytes, zip_bytes
-from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
+from tests.support.s3 import MotoServer, put_objects
+from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
+
+__all__ = ["PERSONAS", "SOURCES", "Backends", "Location", "Persona", "expected", "zip_bytes"]
 
 Persona = Mapping[str, bytes]
 Location = tuple[Any, dict[str, Any]]  # (dir argument, keyword arguments for compose_soul)
@@ -116,26 +116,6 @@ class Backends:
 SOURCES = [name for name in vars(Backends) if not name.startswith("_")]
 
 
-@pytest.fixture
-def backends(
-    tmp_path_factory: pytest.TempPathFactory,
-    moto_server: MotoServer,
-    s3_options: dict[str, Any],
-    new_bucket: Callable[[], str],
-) -> Backends:
-    return Backends(tmp_path_factory.mktemp("homes"), moto_server, s3_options, new_bucket())
-
-
-@pytest.fixture
-def backends_sharing_clients(backends: Backends) -> Backends:
-    """The same backends, but the S3 ones reuse one client across a property's examples
-    (fsspec's instance cache, as users get by default): creating a client per example was most of
-    the cost, and each example writes its own prefix, so nothing cached can go stale. Every other
-    test here, and every other S3 test, builds a fresh client per call."""
-    options = {**backends.s3_options, "skip_instance_cache": False}
-    return Backends(backends.tmp, backends.moto, options, backends.bucket)
-
-
 CONTENT = st.one_of(
     st.text(max_size=60).map(str.encode),
     st.binary(max_size=60),
@@ -147,46 +127,5 @@ PERSONAS = st.dictionaries(st.sampled_from(BOOTSTRAP_ORDER), CONTENT, max_size=7
 
 
 def expected(persona: Persona) -> tuple[str, list[str]]:
+    """The soul every backend must give for ``persona``: the plain mapping's."""
     return compose_soul(DictSource(persona))
-
-
-@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(persona=PERSONAS)
-@pytest.mark.parametrize("source", SOURCES)
-def test_every_source_composes_the_same_soul(
-    backends_sharing_clients: Backends, source: str, persona: Persona
-) -> None:
-    location, kwargs = getattr(backends_sharing_clients, source)(persona)
-    assert compose_soul(location, **kwargs) == expected(persona)
-
-
-@pytest.mark.parametrize("source", SOURCES)
-def test_oversized_and_multibyte_cut_compose_the_same_everywhere(backends: Backends, source: str) -> None:
-    cut = b"a" * (MAX_BOOTSTRAP_FILE_BYTES - 1) + "€".encode() + b"tail"
-    persona = {"AGENTS.md": cut, "SOUL.md": b"\xef\xbb\xbfYou are Aster.\r\n", "MEMORY.md": b""}
-    location, kwargs = getattr(backends, source)(persona)
-    soul, found = compose_soul(location, **kwargs)
-    assert (soul, found) == expected(persona)
-    assert found == ["AGENTS.md", "SOUL.md", "MEMORY.md"]
-    assert "\ufffd" not in soul
-    assert soul.count("[truncated: exceeds 2 MB bootstrap cap]") == 1
-
-
-@pytest.mark.parametrize("source", SOURCES)
-def test_async_composes_the_same_soul(backends: Backends, source: str) -> None:
-    persona = {"SOUL.md": b"You are Aster.", "USER.md": b"Mira", "HEARTBEAT.md": b"ping\r\n"}
-    location, kwargs = getattr(backends, source)(persona)
-    assert asyncio.run(compose_soul_async(location, **kwargs)) == expected(persona)
-
-
-@pytest.mark.parametrize("source", [s for s in SOURCES if s != "custom"])
-def test_empty_home_composes_empty(backends: Backends, source: str) -> None:
-    location, kwargs = getattr(backends, source)({})
-    assert compose_soul(location, **kwargs) == ("", [])
-
-
-def test_found_is_a_new_list_every_call(backends: Backends) -> None:
-    location, kwargs = backends.local({"SOUL.md": b"x"})
-    first = compose_soul(location, **kwargs)[1]
-    first.append("mutated")
-    assert compose_soul(location, **kwargs)[1] == ["SOUL.md"]

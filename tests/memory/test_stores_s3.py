@@ -16,7 +16,6 @@ import pytest
 from tests.support import MotoServer, S3Proxy, s3_storage_options
 from tests.support.homes import Home, s3_home
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
-from tests.test_memory_concurrency import linearizable_moto  # noqa: F401  (a fixture)
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.errors import read_error
 from toolnexus.stores import forget_verdicts

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from tests.support.homes import OTHER_FILES, Home, make_home
-from tests.test_memory_concurrency import linearizable_moto  # noqa: F401  (fixture)
 from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, MemoryTool, memory_tool
 
 BACKENDS = ["local", "memory", "s3"]

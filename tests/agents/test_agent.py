@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.files import text_home
 from tests.support.providers import (
     INPUT_TOKENS,
     OUTPUT_TOKENS,
@@ -54,16 +55,8 @@ def remember(wire: str, note: str) -> dict[str, Any]:
     return {"command": "insert", "path": "/memories/MEMORY.md", "insert_line": 0, "insert_text": note}
 
 
-def make_home(root: Path, name: str = "aster", **files: str) -> Path:
-    home = root / name
-    home.mkdir()
-    for file, text in {"SOUL.md": f"You are {name.title()}.", **files}.items():
-        (home / file).write_text(text, encoding="utf-8")
-    return home
-
-
 def test_a_run_calls_the_memory_tool_then_answers(tmp_path: Path, wire: str) -> None:
-    home = make_home(tmp_path, **{"MEMORY.md": "- likes tea\n"})
+    home = text_home(tmp_path, **{"MEMORY.md": "- likes tea\n"})
     soul_before = compose_soul(home)[0]
     reply = scripted(Calls([("memory", remember(wire, "- moved to Hamburg"))]), Text("Noted, Hamburg."))
     with provider_server(wire, reply) as server:
@@ -86,7 +79,7 @@ def test_a_run_calls_the_memory_tool_then_answers(tmp_path: Path, wire: str) -> 
 
 
 def test_a_session_keeps_its_soul_and_the_next_one_sees_the_edit(tmp_path: Path, wire: str) -> None:
-    home = make_home(tmp_path)
+    home = text_home(tmp_path)
     reply = scripted(
         Calls([("memory", remember(wire, "- the user's name is Mira"))]),
         Text("Nice to meet you, Mira."),
@@ -111,8 +104,8 @@ def test_a_session_keeps_its_soul_and_the_next_one_sees_the_edit(tmp_path: Path,
 
 
 def test_agent_b_is_a_tool_of_agent_a(tmp_path: Path, wire: str) -> None:
-    alice = make_home(tmp_path, "alice")
-    bob = make_home(tmp_path, "bob", **{"AGENTS.md": "Answer with numbers."})
+    alice = text_home(tmp_path, "alice")
+    bob = text_home(tmp_path, "bob", **{"AGENTS.md": "Answer with numbers."})
 
     def respond(request: ProviderRequest) -> Reply:
         if "You are Bob." in (request.system or ""):
@@ -158,7 +151,7 @@ def test_tool_calls_of_one_turn_run_concurrently(tmp_path: Path, wire: str) -> N
     tools = [Tool(left, "Meet on the left."), Tool(right, "Meet on the right.")]
     reply = scripted(Calls([("left", {}), ("right", {})]), Text("both met"))
     with provider_server(wire, reply) as server:
-        agent = agent_from_dir(make_home(tmp_path), model=model_for(wire, server), memory=False, tools=tools)
+        agent = agent_from_dir(text_home(tmp_path), model=model_for(wire, server), memory=False, tools=tools)
         result = agent.run_sync("Meet.")
 
     assert result.text == "both met"
@@ -172,7 +165,7 @@ def test_a_tool_that_raises_becomes_an_error_the_model_sees(tmp_path: Path, wire
     reply = scripted(Calls([("explode", {}), ("nosuch", {})]), Text("I could not do it."))
     with provider_server(wire, reply) as server:
         tools = [Tool(explode, "Explodes.")]
-        agent = agent_from_dir(make_home(tmp_path), model=model_for(wire, server), memory=False, tools=tools)
+        agent = agent_from_dir(text_home(tmp_path), model=model_for(wire, server), memory=False, tools=tools)
         result = agent.run_sync("Try.")
 
     assert result.text == "I could not do it."
@@ -189,7 +182,7 @@ def test_a_tool_that_raises_becomes_an_error_the_model_sees(tmp_path: Path, wire
 def test_max_turns_ends_the_run_with_a_clear_status(tmp_path: Path, wire: str) -> None:
     view = {"command": "view"} if wire == "openai" else {"command": "view", "path": "/memories"}
     with provider_server(wire, lambda request: Calls([("memory", view)], text="thinking")) as server:
-        agent = agent_from_dir(make_home(tmp_path), model=model_for(wire, server), max_turns=3)
+        agent = agent_from_dir(text_home(tmp_path), model=model_for(wire, server), max_turns=3)
         result = agent.run_sync("Loop forever.")
 
     assert (result.status, result.turns, result.completed, result.text) == ("max_turns", 3, False, "thinking")
@@ -201,7 +194,7 @@ def test_max_turns_ends_the_run_with_a_clear_status(tmp_path: Path, wire: str) -
     ("answer", "expected"), [(f"  {HEARTBEAT_OK}\n", None), ("Mail: 2 letters.", "Mail: 2 letters.")]
 )
 def test_heartbeat(tmp_path: Path, wire: str, answer: str, expected: str | None) -> None:
-    home = make_home(tmp_path, **{"HEARTBEAT.md": "Check the mailbox."})
+    home = text_home(tmp_path, **{"HEARTBEAT.md": "Check the mailbox."})
     with provider_server(wire, scripted(Text(answer))) as server:
         assert agent_from_dir(home, model=model_for(wire, server)).heartbeat_sync() == expected
     [request] = server.requests
@@ -211,7 +204,7 @@ def test_heartbeat(tmp_path: Path, wire: str, answer: str, expected: str | None)
 
 def test_provider_errors_are_one_line_model_errors(tmp_path: Path, wire: str) -> None:
     with provider_server(wire, scripted(Failure(401, "invalid x-api-key"))) as server:
-        agent = agent_from_dir(make_home(tmp_path), model=model_for(wire, server))
+        agent = agent_from_dir(text_home(tmp_path), model=model_for(wire, server))
         with pytest.raises(
             ModelError, match=r"^\w+ at http://127\.0\.0\.1:\d+\S*: HTTP 401: invalid x-api-key$"
         ):
