@@ -1,0 +1,137 @@
+"""The layers of src/toolnexus, checked from the source (CONTRIBUTING.md, "Layout").
+
+Every ``import`` and ``from … import`` statement naming a ``toolnexus`` module is an edge of the
+graph, wherever it stands: at the top, inside a function (the lazy imports of optional packages'
+users), and also under ``if TYPE_CHECKING:`` — none is excluded, so a type-only import is held to
+the same order (mypy reads it; a cycle there is still a knot for the reader). ``from pkg import
+name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``. Importing a submodule
+also runs its package's ``__init__``, but that is the package's business, not an edge.
+
+One rule on top: ``toolnexus.agents`` is the public surface and defines nothing (checked below), so
+``from toolnexus.agents import X`` counts as an import of the module that defines ``X``. The CLI
+imports the public API that way (``cli/app.py``, ``cli/agent.py``, ``cli/memory.py``): a client of
+the library like any other, not an upward dependency. A plain ``import toolnexus.agents`` below the
+top would still fail.
+
+The layers, low to high; a module may import its own layer and the layers below, never above:
+``_aio``/``_fs``/``errors`` < ``composer`` < ``stores`` < ``sources`` < ``soul`` < ``memory`` <
+``runtime`` < ``models`` < ``cli`` < ``agents`` (the public surface, re-exports only).
+``toolnexus/__init__.py`` holds only the version (lowest); ``__main__`` runs the command (with cli).
+"""
+
+from __future__ import annotations
+
+import ast
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+LAYERS = [
+    ("toolnexus", "toolnexus._aio", "toolnexus._fs", "toolnexus.errors"),
+    ("toolnexus.composer",),
+    ("toolnexus.stores",),
+    ("toolnexus.sources",),
+    ("toolnexus.soul",),
+    ("toolnexus.memory",),
+    ("toolnexus.runtime",),
+    ("toolnexus.models",),
+    ("toolnexus.cli", "toolnexus.__main__"),
+    ("toolnexus.agents",),
+]
+
+
+def modules() -> dict[str, Path]:
+    """Every module under src/toolnexus by dotted name (a package by its own name)."""
+    found = {}
+    for path in sorted((SRC / "toolnexus").rglob("*.py")):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = modules()
+
+
+def facade() -> dict[str, str]:
+    """Each public name of ``toolnexus.agents`` -> the module it is imported from there."""
+    tree = ast.parse(MODULES["toolnexus.agents"].read_text(encoding="utf-8"))
+    return {
+        alias.asname or alias.name: str(node.module)
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+FACADE = facade()
+
+
+def imports(path: Path) -> set[str]:
+    """The toolnexus modules ``path`` imports (see the module docstring for what counts)."""
+    targets = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                if node.module == "toolnexus.agents" and path != MODULES["toolnexus.agents"]:
+                    targets.add(FACADE[alias.name])
+                    continue
+                submodule = f"{node.module}.{alias.name}"
+                targets.add(submodule if submodule in MODULES else node.module)
+    assert not [t for t in targets if t.startswith("toolnexus.") and t not in MODULES], path
+    return {target for target in targets if target in MODULES}
+
+
+GRAPH = {name: imports(path) - {name} for name, path in MODULES.items()}
+
+
+def layer(module: str) -> int:
+    """The index in ``LAYERS`` of the layer ``module`` belongs to (its longest matching prefix)."""
+    matches = [
+        (len(prefix), index)
+        for index, prefixes in enumerate(LAYERS)
+        for prefix in prefixes
+        if module == prefix or (prefix != "toolnexus" and module.startswith(f"{prefix}."))
+    ]
+    assert matches, f"{module} belongs to no layer: add it to LAYERS and CONTRIBUTING's diagram"
+    return max(matches)[1]
+
+
+def test_the_graph_is_read_from_the_source() -> None:
+    assert len(MODULES) >= 50
+    assert "toolnexus.soul.compose" in GRAPH["toolnexus.cli.app"]  # through the facade
+    assert "toolnexus.sources.registry" in GRAPH["toolnexus.sources.tar"]
+    assert "toolnexus.composer.rules" in GRAPH["toolnexus.soul.compose"]
+    assert sum(map(len, GRAPH.values())) >= 100
+
+
+def test_every_module_has_a_layer() -> None:
+    assert {module: layer(module) for module in MODULES}
+
+
+def test_no_import_cycle() -> None:
+    try:
+        TopologicalSorter(GRAPH).prepare()
+    except CycleError as error:
+        raise AssertionError(f"an import cycle: {' -> '.join(error.args[1])}") from None
+
+
+def test_no_import_runs_up_a_layer() -> None:
+    upward = sorted(
+        f"{module} ({LAYERS[layer(module)][0]}) imports {target} ({LAYERS[layer(target)][0]})"
+        for module, targets in GRAPH.items()
+        for target in targets
+        if layer(target) > layer(module)
+    )
+    assert upward == []
+
+
+def test_the_public_surface_only_re_exports() -> None:
+    """``toolnexus.agents`` defines nothing: every statement is an import, ``__all__`` or the docstring."""
+    tree = ast.parse(MODULES["toolnexus.agents"].read_text(encoding="utf-8"))
+    kinds = {type(node).__name__ for node in tree.body}
+    assert kinds <= {"Expr", "Import", "ImportFrom", "Assign"}
+    assigned = [ast.unparse(t) for node in tree.body if isinstance(node, ast.Assign) for t in node.targets]
+    assert assigned == ["__all__"]
+    assert set(FACADE) >= set(ast.literal_eval(next(n for n in tree.body if isinstance(n, ast.Assign)).value))
