@@ -133,7 +133,7 @@ _COLUMNS = ("Target", "Measure", "Result", "Baseline", "Ratio", "Requests", "Byt
 
 
 def table(rows: Sequence[Row]) -> str:
-    """A Markdown table: pasteable into README as it is."""
+    """A Markdown table: pasteable into README.md and docs/performance.md as it is."""
     cells = [
         [
             row.target,

@@ -19,7 +19,7 @@ from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_
 from toolnexus.sources.s3_bundle import MEMBER_SLACK, TAIL_BYTES
 
 CAP = MAX_BOOTSTRAP_FILE_BYTES
-#: What the README tells fleet users to pass; also what the baselines get, to be fair.
+#: What docs/performance.md tells fleet users to pass; also what the baselines get, to be fair.
 POOL = {"config_kwargs": {"max_pool_connections": 400}}
 
 

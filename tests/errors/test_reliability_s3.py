@@ -5,7 +5,7 @@ Retries are configured low through ``storage_options`` to keep this fast:
 ``config_kwargs={"retries": {"total_max_attempts": N, "mode": "standard"}}`` sets botocore's
 attempts per request (``max_attempts`` would count *retries*). s3fs retries on top of that
 (``S3FileSystem.retries``, 5): throttling (SlowDown) and connection-level failures (resets,
-truncated bodies, timeouts) — the latter at two nested levels. README "Timeouts and retries".
+truncated bodies, timeouts) — the latter at two nested levels. docs/errors.md, "Timeouts and retries".
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def test_a_stalled_server_fails_within_the_timeouts_set_in_storage_options(
     proxy: S3Proxy, home: str, s3fs_retries: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """storage_options alone bound the wait: S3FileSystem.retries**2 * attempts tries of read_timeout
-    each (s3fs retries timeouts at two nested levels) plus s3fs's backoff — the README's formula.
+    each (s3fs retries timeouts at two nested levels) plus s3fs's backoff — the formula in docs/errors.md.
     Checked with S3FileSystem.retries = 2 (not 5) to keep the suite fast; the formula is the same."""
     monkeypatch.setattr(s3fs.S3FileSystem, "retries", s3fs_retries)
     proxy.add_fault(on_get(f"{home}/USER.md"), Stall(60))

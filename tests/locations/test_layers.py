@@ -238,7 +238,7 @@ def test_three_s3_layers_are_read_in_one_round_trip(
     with S3Proxy(moto_server.endpoint_url) as proxy:
         # One cached filesystem for the three layers (same options), its client warmed first, so
         # that only the reads themselves are measured. 21 reads at once need a pool over
-        # botocore's default of 10 connections (README says so).
+        # botocore's default of 10 connections (docs/locations.md says so).
         options = s3_storage_options(proxy.endpoint_url, config_kwargs={"max_pool_connections": 32})
         compose_soul(locations, storage_options=options)
         asyncio.run(compose_soul_async(locations, storage_options=options))
