@@ -136,6 +136,19 @@ def new_bucket(moto_server: MotoServer, request: pytest.FixtureRequest) -> Calla
 
 
 @pytest.fixture
+def backends(
+    tmp_path_factory: pytest.TempPathFactory,
+    moto_server: MotoServer,
+    s3_options: dict[str, Any],
+    new_bucket: Callable[[], str],
+) -> Any:
+    """``tests.support.backends.Backends``: one persona written into every backend the library reads."""
+    from tests.support.backends import Backends  # noqa: PLC0415  (Hypothesis and upath: only its users)
+
+    return Backends(tmp_path_factory.mktemp("homes"), moto_server, s3_options, new_bucket())
+
+
+@pytest.fixture
 def linearizable_moto() -> Iterator[None]:
     """moto deciding racing conditional PUTs atomically, as S3 does (see ``linearizable_puts``)."""
     from tests.support.s3 import linearizable_puts  # noqa: PLC0415  (imports moto)

@@ -8,13 +8,10 @@ property-tested in test_composer_properties.py; here are the examples, every sou
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support import MotoServer
 from tests.support import backends as conformance
 from tests.support.cli import run
 from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE, compose_soul, inspect_soul
@@ -24,16 +21,6 @@ HEARTBEAT = "Check the calendar at 09:00.\r\nSay «hello» 😀\r\n"
 NOTEPAD_LE = b"\xff\xfe" + HEARTBEAT.encode("utf-16-le")
 NOTEPAD_BE = b"\xfe\xff" + HEARTBEAT.encode("utf-16-be")
 EXPECTED_BODY = "Check the calendar at 09:00.\nSay «hello» 😀"
-
-
-@pytest.fixture
-def backends(
-    tmp_path_factory: pytest.TempPathFactory,
-    moto_server: MotoServer,
-    s3_options: dict[str, Any],
-    new_bucket: Callable[[], str],
-) -> conformance.Backends:
-    return conformance.Backends(tmp_path_factory.mktemp("utf16"), moto_server, s3_options, new_bucket())
 
 
 @pytest.mark.parametrize(("data", "encoding"), [(NOTEPAD_LE, "utf-16-le"), (NOTEPAD_BE, "utf-16-be")])

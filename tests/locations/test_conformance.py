@@ -8,25 +8,12 @@ pin down.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.support import MotoServer
 from tests.support.backends import PERSONAS, SOURCES, Backends, Persona, expected
 from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
-
-
-@pytest.fixture
-def backends(
-    tmp_path_factory: pytest.TempPathFactory,
-    moto_server: MotoServer,
-    s3_options: dict[str, Any],
-    new_bucket: Callable[[], str],
-) -> Backends:
-    return Backends(tmp_path_factory.mktemp("homes"), moto_server, s3_options, new_bucket())
 
 
 @pytest.fixture
