@@ -135,3 +135,18 @@ def test_the_public_surface_only_re_exports() -> None:
     assigned = [ast.unparse(t) for node in tree.body if isinstance(node, ast.Assign) for t in node.targets]
     assert assigned == ["__all__"]
     assert set(FACADE) >= set(ast.literal_eval(next(n for n in tree.body if isinstance(n, ast.Assign)).value))
+
+
+def test_no_test_module_imports_another() -> None:
+    """Tests share code through ``tests.support`` and fixtures through ``conftest.py``, never by
+    importing a test module (CONTRIBUTING.md, "Tests")."""
+    tests = Path(__file__).resolve().parent
+    offending = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            if any(name.startswith("tests.") and "test_" in name for name in names):
+                offending.append(f"{path.relative_to(tests)}: {names}")
+    assert offending == []
