@@ -7,15 +7,12 @@ the same order (mypy reads it; a cycle there is still a knot for the reader). ``
 name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``. Importing a submodule
 also runs its package's ``__init__``, but that is the package's business, not an edge.
 
-One rule on top: ``toolnexus.agents`` is the public surface and defines nothing (checked below), so
-``from toolnexus.agents import X`` counts as an import of the module that defines ``X``. The CLI
-imports the public API that way (``cli/app.py``, ``cli/agent.py``, ``cli/memory.py``): a client of
-the library like any other, not an upward dependency. A plain ``import toolnexus.agents`` below the
-top would still fail.
+``toolnexus.agents`` is the public surface and defines nothing (checked below); the CLI sits above
+it and imports the public API from it, a client of the library like any other.
 
 The layers, low to high; a module may import its own layer and the layers below, never above:
 ``_aio``/``_fs``/``errors`` < ``composer`` < ``stores`` < ``sources`` < ``soul`` < ``memory`` <
-``runtime`` < ``models`` < ``cli`` < ``agents`` (the public surface, re-exports only).
+``runtime`` < ``models`` < ``agents`` (the public surface, re-exports only) < ``cli``.
 ``toolnexus/__init__.py`` holds only the version (lowest); ``__main__`` runs the command (with cli).
 """
 
@@ -35,8 +32,8 @@ LAYERS = [
     ("toolnexus.memory",),
     ("toolnexus.runtime",),
     ("toolnexus.models",),
-    ("toolnexus.cli", "toolnexus.__main__"),
     ("toolnexus.agents",),
+    ("toolnexus.cli", "toolnexus.__main__"),
 ]
 
 
@@ -74,9 +71,6 @@ def imports(path: Path) -> set[str]:
             targets |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
-                if node.module == "toolnexus.agents" and path != MODULES["toolnexus.agents"]:
-                    targets.add(FACADE[alias.name])
-                    continue
                 submodule = f"{node.module}.{alias.name}"
                 targets.add(submodule if submodule in MODULES else node.module)
     assert not [t for t in targets if t.startswith("toolnexus.") and t not in MODULES], path
@@ -100,7 +94,7 @@ def layer(module: str) -> int:
 
 def test_the_graph_is_read_from_the_source() -> None:
     assert len(MODULES) >= 50
-    assert "toolnexus.soul.compose" in GRAPH["toolnexus.cli.app"]  # through the facade
+    assert "toolnexus.agents" in GRAPH["toolnexus.cli.app"]
     assert "toolnexus.sources.registry" in GRAPH["toolnexus.sources.tar"]
     assert "toolnexus.composer.rules" in GRAPH["toolnexus.soul.compose"]
     assert sum(map(len, GRAPH.values())) >= 100
