@@ -12,7 +12,7 @@ from benchmarks.personas import bundle_bytes, typical_files, write_home
 from benchmarks.remote import _by_method
 from benchmarks.servers import BUCKET, S3
 from toolnexus.agents import SoulCache, compose_soul
-from toolnexus.soul.revalidation import RACY_SECONDS
+from toolnexus.sources.local import RACY_SECONDS
 
 
 def cached_home(work: Path) -> Path:

@@ -1,4 +1,4 @@
-"""Low file helpers that both the sources (reading) and the stores (writing) need.
+"""Low file helpers for the sources (reading, freshness) and the stores (writing).
 
 They live below both so that neither imports the other's internals.
 """
@@ -8,8 +8,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Hashable
 
-__all__ = ["is_empty_range_error", "read_capped"]
+__all__ = ["is_empty_range_error", "read_capped", "stat_validator"]
 
 
 def read_capped(fd: int, limit: int) -> tuple[bytes | None, int | None]:
@@ -37,3 +38,11 @@ def is_empty_range_error(result: BaseException) -> bool:
     if isinstance(result, OSError) and result.errno == errno.EINVAL and "satisfiable" in str(result):
         return True
     return any(getattr(result, field, None) == 416 for field in ("status_code", "status", "code"))
+
+
+def stat_validator(info: os.stat_result, trusted_before_ns: int) -> Hashable | None:
+    """The stat that proves a local file unchanged — ``(inode, device, size, mtime_ns, ctime_ns)``
+    — or ``None`` while it changed too recently (at or after ``trusted_before_ns``) to trust."""
+    if info.st_mtime_ns >= trusted_before_ns or info.st_ctime_ns >= trusted_before_ns:
+        return None
+    return (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)

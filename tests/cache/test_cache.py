@@ -1,7 +1,7 @@
 """SoulCache: revalidates on every call, skips only what provably did not change.
 
 Local reads are counted by spying on ``os.read``; S3 traffic through the counting proxy (exact
-requests, conditional headers, body bytes). ``revalidation._now`` is moved forward where a test
+requests, conditional headers, body bytes). ``sources.local._now`` is moved forward where a test
 needs files old enough for their stat to be trusted (see ``RACY_SECONDS``).
 """
 
@@ -21,8 +21,8 @@ import pytest
 
 from tests.support import S3Proxy, Status
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, compose_soul_async
-from toolnexus.soul import revalidation
 from toolnexus.soul.cache import SoulCache
+from toolnexus.sources import local as local_source
 
 PERSONA = {name: f"# {name}\n\nText of {name}.\n".encode() * 20 for name in BOOTSTRAP_ORDER[:6]}
 
@@ -51,7 +51,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 @pytest.fixture
 def aged(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files written by the test count as old enough for their stat to be trusted."""
-    monkeypatch.setattr(revalidation, "_now", lambda: time.time() + 2 * revalidation.RACY_SECONDS)
+    monkeypatch.setattr(local_source, "_now", lambda: time.time() + 2 * local_source.RACY_SECONDS)
 
 
 def after_a_timestamp_tick(home: Path) -> None:

@@ -126,6 +126,47 @@ def test_missing_backend_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
         compose_soul("s3://bucket/aster")
 
 
+@pytest.mark.parametrize(
+    ("url", "packages", "extra"),
+    [
+        ("gs://bucket/aster", ["gcsfs"], "gcs"),
+        ("gcs://bucket/aster", ["gcsfs"], "gcs"),
+        ("az://container/aster", ["adlfs"], "azure"),
+        ("abfss://container/aster", ["adlfs"], "azure"),
+        ("https://personas.example/aster", ["aiohttp", "fsspec.implementations.http"], "http"),
+        ("zip://aster::s3a://bucket/aster.zip", ["s3fs"], "s3"),
+        ("simplecache::gs://bucket/aster", ["gcsfs"], "gcs"),
+    ],
+)
+def test_every_missing_backend_names_its_extra(
+    monkeypatch: pytest.MonkeyPatch, url: str, packages: list[str], extra: str
+) -> None:
+    """As a machine without the package sees it: the import fails, and fsspec has no class cached."""
+    classes = importlib.import_module("fsspec.registry")._registry
+    for package in packages:
+        monkeypatch.setitem(sys.modules, package, None)
+    for protocol in ("gs", "gcs", "az", "abfs", "abfss", "http", "https", "s3", "s3a"):
+        monkeypatch.delitem(classes, protocol, raising=False)
+    hop = url.rsplit("::", 1)[-1].split("://", maxsplit=1)[0]
+    with pytest.raises(ImportError, match=rf"{hop}://.*: the {hop}:// backend is not installed "):
+        compose_soul(url)
+    with pytest.raises(ImportError, match=rf"\(pip install 'toolnexus\[{extra}\]'\)$"):
+        compose_soul(url)
+
+
+def test_every_extra_in_the_protocol_table_exists() -> None:
+    """A hint never names an extra pyproject.toml does not define."""
+    import tomllib  # noqa: PLC0415
+
+    from toolnexus.sources import backends  # noqa: PLC0415
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    defined = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    named = {row.protocol: row.extra for row in backends() if row.extra}
+    assert {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "http", "https"} <= set(named)
+    assert set(named.values()) <= set(defined)
+
+
 def test_a_user_source_returning_text_is_a_type_error() -> None:
     class TextSource:
         location = "text://"

@@ -1,14 +1,15 @@
 """SoulCache: repeat compositions for long-running gateways, without giving up freshness.
 
-Every call revalidates: the cache only skips work that provably did not change (see
-:mod:`.revalidation` for what counts as proof on each backend), so a changed, added or removed
-file is seen on the very next call, exactly as without a cache. Two relaxations exist and are
-**off** by default: ``max_age`` and ``stale_if_error``.
+Every call revalidates: the cache only skips work that provably did not change, so a changed,
+added or removed file is seen on the very next call, exactly as without a cache. What counts as
+proof is each source's own answer (:meth:`~toolnexus.sources.SourceBase.changed_since`: a
+local stat, an S3 ETag, a bundle's stat or ETag, else a content hash); the cache holds no
+per-backend code. Two relaxations exist and are **off** by default: ``max_age`` and
+``stale_if_error``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
@@ -19,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from toolnexus._aio import await_on_loop
-from toolnexus.soul.revalidation import Snapshot, is_s3_home, read_fully, revalidate_s3_home, revalidate_sync
-from toolnexus.sources import BootstrapSource, BundleSource, FsspecSource, LocalSource, resolve
+from toolnexus.composer.rules import BOOTSTRAP_ORDER
+from toolnexus.soul.snapshot import LIMIT, Snapshot, advance
+from toolnexus.sources import BootstrapSource, cache_key, changed_since, changed_since_async, resolve
 
 __all__ = ["CacheStats", "SoulCache"]
 
@@ -127,7 +128,7 @@ class SoulCache:
         if not isinstance(call, _Pending):
             return call
         try:
-            snapshot = revalidate_sync(call.source, call.old)
+            snapshot = advance(call.old, changed_since(call.source, call.old, BOOTSTRAP_ORDER, LIMIT))
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
@@ -140,12 +141,14 @@ class SoulCache:
         fs: Any = None,
         follow_external_symlinks: bool = False,
     ) -> tuple[str, list[str]]:
-        """:meth:`compose_soul` for event loops: S3 revalidates on s3fs's loop, others in a thread."""
+        """:meth:`compose_soul` for event loops: each source decides how it waits (S3 on s3fs's
+        own loop, the others in a worker thread)."""
         call = self._begin(dir, storage_options, fs, follow_external_symlinks)
         if not isinstance(call, _Pending):
             return call
         try:
-            snapshot = await _revalidate_async(call.source, call.old)
+            answer = await changed_since_async(call.source, call.old, BOOTSTRAP_ORDER, LIMIT)
+            snapshot = advance(call.old, answer)
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
@@ -173,7 +176,7 @@ class SoulCache:
                 if known is not None:
                     return known
         source = resolve(dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow)
-        resolved = (source, _key(source))
+        resolved = (source, cache_key(source))
         if memo is not None:
             if len(self._sources) >= 2 * self.max_personas:
                 self._sources.clear()
@@ -240,38 +243,3 @@ class SoulCache:
     @staticmethod
     def _serve(snapshot: Snapshot) -> tuple[str, list[str]]:
         return snapshot.soul, list(snapshot.found)
-
-
-async def _revalidate_async(source: BootstrapSource, old: Snapshot | None) -> Snapshot:
-    """S3 homes are awaited on s3fs's own loop (no thread per persona); the rest use a thread."""
-    if is_s3_home(source):
-        assert isinstance(source, FsspecSource)
-        coroutine = revalidate_s3_home(source, old)
-        fresh = await await_on_loop(source.fs, coroutine)
-        if fresh is not None:
-            return fresh
-        return await asyncio.to_thread(read_fully, source, old)
-    return await asyncio.to_thread(revalidate_sync, source, old)
-
-
-def _key(source: BootstrapSource) -> Hashable:
-    """Which cached persona a source is.
-
-    Stat- and ETag-validated backends are keyed by what identifies the bytes (the local path and
-    symlink policy; the location, folder and the filesystem's ``_fs_token``, so two endpoints never
-    share entries). Every other source is revalidated by content hash, so a key shared by two
-    different sources costs decoding, never correctness.
-    """
-    if isinstance(source, LocalSource):
-        return ("local", source.root, source.follow_external_symlinks)
-    if isinstance(source, BundleSource) and source.s3_archive is not None:
-        return ("s3-bundle", source.location, source.folder, _token(source.s3_archive[0]))
-    fs = getattr(source, "fs", None)
-    if fs is not None:
-        return (type(source).__name__, source.location, _token(fs))
-    return (type(source).__qualname__, source.location, getattr(source, "folder", None))
-
-
-def _token(fs: Any) -> Hashable:
-    token: Hashable = getattr(fs, "_fs_token", None) or id(fs)
-    return token

@@ -18,7 +18,7 @@ from toolnexus.composer.rules import (
     compose,
     compose_report,
 )
-from toolnexus.sources import LocalSource, Location, Reading, read_entries, read_entries_async, resolve
+from toolnexus.sources import Location, Reading, read_entries, read_entries_async, read_prefixes, resolve
 
 if TYPE_CHECKING:
     from toolnexus.soul.cache import SoulCache
@@ -105,12 +105,10 @@ def compose_soul(
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
-    if isinstance(source, LocalSource):  # the local hot path: plain bytes when nothing needs more
-        read = source.read_fast(BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
-        if not isinstance(read, Reading):
-            return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES)
-        return _soul(read)
-    return _soul(read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))
+    read = read_prefixes(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
+    if not isinstance(read, Reading):  # the hot path (local): plain bytes when nothing needs more
+        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES)
+    return _soul(read)
 
 
 async def compose_soul_async(

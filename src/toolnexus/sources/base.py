@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from toolnexus.errors import BootstrapError
+from toolnexus.sources.freshness import Changes, NotModified, Validators, by_content
 
 if TYPE_CHECKING:
     from toolnexus.stores import MemoryStore
@@ -17,9 +18,13 @@ __all__ = [
     "EntrySourceBase",
     "Reading",
     "SourceBase",
+    "cache_key",
+    "changed_since",
+    "changed_since_async",
     "read_entries",
     "read_entries_async",
     "read_only",
+    "read_prefixes",
     "writer_of",
 ]
 
@@ -121,6 +126,49 @@ async def read_entries_async(
     return await asyncio.to_thread(_entries_from_read, source, names, limit)
 
 
+def read_prefixes(source: BootstrapSource, names: Sequence[str], limit: int) -> Mapping[str, bytes] | Reading:
+    """What ``compose_soul`` needs: plain prefixes where the source can give just those cheaply
+    (see :meth:`SourceBase.read_fast`), else a :class:`Reading`."""
+    if isinstance(source, SourceBase):
+        return source.read_fast(names, limit)
+    return _entries_from_read(source, names, limit)
+
+
+def changed_since(
+    source: BootstrapSource, since: Validators | None, names: Sequence[str], limit: int
+) -> Changes | NotModified:
+    """What changed in ``source`` since the validators ``since`` (``None``: a first read); a user
+    source without :meth:`SourceBase.changed_since` is read and compared by content."""
+    if isinstance(source, SourceBase):
+        return source.changed_since(since, names, limit)
+    return by_content(_entries_from_read(source, names, limit), since)
+
+
+async def changed_since_async(
+    source: BootstrapSource, since: Validators | None, names: Sequence[str], limit: int
+) -> Changes | NotModified:
+    """Async :func:`changed_since`: built-in sources decide how; a user source runs in a thread."""
+    if isinstance(source, SourceBase):
+        return await source.changed_since_async(since, names, limit)
+    return await asyncio.to_thread(changed_since, source, since, names, limit)
+
+
+def cache_key(source: BootstrapSource) -> Hashable:
+    """Which cached persona ``source`` is (see :attr:`SourceBase.cache_key`)."""
+    if isinstance(source, SourceBase):
+        return source.cache_key
+    fs = getattr(source, "fs", None)
+    if fs is not None:
+        return (type(source).__name__, source.location, fs_token(fs))
+    return (type(source).__qualname__, source.location, getattr(source, "folder", None))
+
+
+def fs_token(fs: Any) -> Hashable:
+    """What tells two fsspec filesystems apart (endpoint, credentials): fsspec's own token."""
+    token: Hashable = getattr(fs, "_fs_token", None) or id(fs)
+    return token
+
+
 class SourceBase:
     """Base of the built-in sources, public for sources that want the same richer read path.
 
@@ -128,7 +176,8 @@ class SourceBase:
     protocol it adds sizes (for ``inspect_soul``), names that exist but are not regular files
     (skipped, never read) and the location where the home turned out to be (e.g. a folder
     inside a bundle). A source that can be written also defines ``writer`` (see
-    :func:`writer_of`).
+    :func:`writer_of`). A source with a cheaper proof of freshness than reading everything
+    again overrides :meth:`changed_since` (see :mod:`.freshness`).
     """
 
     location: str
@@ -142,6 +191,37 @@ class SourceBase:
     ) -> Reading:
         """Default: run the blocking read in a worker thread so the event loop stays free."""
         return await asyncio.to_thread(self.read_entries, names, limit, exact_sizes=exact_sizes)
+
+    def read_fast(self, names: Sequence[str], limit: int) -> Mapping[str, bytes] | Reading:
+        """:meth:`read_entries`, or just ``{name: bytes}`` when every present name is a regular
+        file within the cap and the source can tell that cheaply (the local hot path does)."""
+        return self.read_entries(names, limit)
+
+    def changed_since(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified:
+        """What changed since the validators ``since`` (``None``: everything is new).
+
+        The default reads everything and keeps the files whose bytes hash the same
+        (:func:`.freshness.by_content`): always correct. A backend with a cheaper proof (a stat,
+        an ETag) overrides it, and answers :data:`.freshness.NOT_MODIFIED` when it can prove the
+        whole home unchanged; it never answers that to ``since=None``.
+        """
+        return by_content(self.read_entries(names, limit), since)
+
+    async def changed_since_async(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified:
+        """Default: :meth:`changed_since` in a worker thread so the event loop stays free."""
+        return await asyncio.to_thread(self.changed_since, since, names, limit)
+
+    @property
+    def cache_key(self) -> Hashable:
+        """Which cached persona this source is. Two sources with equal keys share a cache entry,
+        so a key names what identifies the bytes (the location, and the filesystem's token where
+        there is one); a key shared by two different sources must only cost re-reading, which
+        holds for sources whose validators are content digests (the default)."""
+        return (type(self).__qualname__, self.location, getattr(self, "folder", None))
 
     def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
         """The :class:`BootstrapSource` view: present regular files only."""

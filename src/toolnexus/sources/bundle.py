@@ -29,8 +29,6 @@ from toolnexus.errors import BootstrapError, describe, location_error, read_erro
 from toolnexus.sources.archive_home import home_prefix, member_path
 from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 from toolnexus.sources.registry import ArchiveFile, ArchiveKind, ArchiveOpener
-from toolnexus.sources.s3_bundle import tail_opener
-from toolnexus.sources.s3_requests import is_s3
 
 if TYPE_CHECKING:
     from toolnexus.stores import MemoryStore
@@ -57,11 +55,9 @@ class BundleSource(SourceBase):
     """A persona home inside a zip archive: ``BundleSource(lambda: open("aster.zip", "rb"), "aster.zip")``.
 
     ``folder`` names the home folder inside the archive explicitly (as ``zip://aster::…`` does);
-    ``None`` applies the single-top-level-folder rule.
+    ``None`` applies the single-top-level-folder rule. A backend with a faster way to fetch
+    an archive subclasses it (S3: :class:`.s3.S3ZipBundle`, which reads from the tail).
     """
-
-    #: ``(fs, path)`` of a bundle on S3, read from its tail: lets SoulCache revalidate it by ETag.
-    s3_archive: tuple[Any, str] | None = None
 
     def __init__(self, open_archive: ArchiveOpener, location: str, folder: str | None = None) -> None:
         self.open_archive = open_archive
@@ -88,10 +84,6 @@ class BundleSource(SourceBase):
         """The zip bundle ``file`` (how the registry opens one), wherever it is."""
         if file.fs is None:
             return cls.from_file(file.path, folder)
-        if is_s3(file.fs):  # no HEAD: the tail's Content-Range gives the size (see s3_bundle)
-            bundle = cls(tail_opener(file.fs, file.path, folder), file.location, folder)
-            bundle.s3_archive = (file.fs, file.path)
-            return bundle
         return cls(functools.partial(_open_ranged_or_download, file), file.location, folder)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:

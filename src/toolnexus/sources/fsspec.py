@@ -6,21 +6,32 @@ no HEAD — one round trip. Only when *every* name is missing is the home itself
 fresh ``isdir`` (on S3 a single LIST) tells an empty home; only if that fails is the path itself
 looked up (a HEAD), to find a zip bundle or report a missing home. Listing caches are invalidated
 before each lookup, so none is ever stale.
+
+A backend that reads, writes or revalidates its own way subclasses :class:`FsspecSource` and is
+registered for its protocols (``register_filesystem_source``): S3 reads zip bundles from their
+tail and revalidates with ``If-None-Match``; S3, Azure Blob and GCS name a compare-and-swap store
+(:attr:`FsspecSource.conditional_store`); ``memory://`` is written under a lock in this process.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Hashable, Sequence
+from typing import Any, ClassVar
 
 from toolnexus._aio import await_on_loop
 from toolnexus._fs import is_empty_range_error
-from toolnexus.errors import location_error, read_error
-from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
-from toolnexus.sources.registry import ArchiveFile, archive_for_file, kind_by_name, not_a_folder
-from toolnexus.sources.s3_requests import is_s3
-from toolnexus.stores import MemoryStore, fsspec_store
+from toolnexus.errors import BootstrapError, location_error, read_error
+from toolnexus.sources.base import Entry, Reading, SourceBase, fs_token, read_only
+from toolnexus.sources.registry import (
+    ArchiveFile,
+    ArchiveKind,
+    detect_kind,
+    kind_by_name,
+    not_a_bundle,
+    not_a_folder,
+)
+from toolnexus.stores import CompareAndSwapStore, FsspecStore, MemoryStore, require_enforced
 
 __all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource"]
 
@@ -46,16 +57,27 @@ def _awaitable(fs: Any) -> bool:
 
 
 class FsspecSource(SourceBase):
-    """A persona home on any fsspec filesystem: ``FsspecSource(s3fs.S3FileSystem(), "bucket/aster")``.
+    """A persona home on any fsspec filesystem: ``FsspecSource(fsspec.filesystem("sftp"), "/aster")``.
 
     ``path`` is in the filesystem's own form (no protocol). If it turns out to be a file, it is
-    opened as a bundle (the registry decides which kind).
+    opened as a bundle (the registry decides which kind). Freshness is the default: everything
+    is read again and compared by content.
     """
+
+    #: The compare-and-swap store this backend's server can enforce (probed before the first
+    #: write), or ``None``: then the home is refused for writing unless ``single_writer=True``.
+    conditional_store: ClassVar[Callable[..., CompareAndSwapStore] | None] = None
+    #: No other process can reach this filesystem (``memory://``): a lock in this process suffices.
+    process_local: ClassVar[bool] = False
 
     def __init__(self, fs: Any, path: str) -> None:
         self.fs = fs
         self.path = path
         self.location = str(fs.unstrip_protocol(path))
+
+    @property
+    def cache_key(self) -> Hashable:
+        return (type(self).__name__, self.location, fs_token(self.fs))
 
     def path_of(self, name: str) -> str:
         base = self.path.rstrip("/")
@@ -63,16 +85,41 @@ class FsspecSource(SourceBase):
             return f"{base}/{name}"
         return f"/{name}" if self.path.startswith("/") else name
 
+    def open_bundle(self, kind: ArchiveKind, folder: str | None = None, info: Any = None) -> SourceBase:
+        """This path as a bundle of ``kind``; ``info`` is a fresh ``fs.info`` of it, if just looked
+        up (its size spares a second HEAD). A backend may read some kinds its own way."""
+        return kind.open(ArchiveFile(self.path, self.location, self.fs, info), folder)
+
     def _bundle(self, info: dict[str, Any]) -> SourceBase:
-        """The home is a file: a bundle, opened with the size just looked up (no second HEAD)."""
-        return archive_for_file(ArchiveFile(self.path, self.location, self.fs, info))
+        """The home is a file: a bundle, opened with the size just looked up."""
+        kind = detect_kind(ArchiveFile(self.path, self.location, self.fs, info))
+        if kind is None:
+            raise not_a_bundle(self.location)
+        return self.open_bundle(kind, None, info)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
-        """The stores module decides how (conditional PUT, in-process lock, or refuse); read-only
-        filesystems (HTTP, archives, git, …) are refused here, naming the filesystem."""
+        """How ``name`` is written here: this backend's compare-and-swap store, a lock in this
+        process (``memory://``, or ``single_writer=True``: the owner's word that one process
+        writes), or a refusal. Read-only filesystems (HTTP, archives, git, …) are refused,
+        naming the filesystem. The home is looked up once, fresh: it must be a folder."""
         if _is_read_only(self.fs):
             raise read_only(self.location, f"on a read-only {type(self.fs).__name__}", "it has no write side")
-        return fsspec_store(self, name, single_writer=single_writer)
+        self._require_folder()
+        if single_writer or self.process_local:
+            return FsspecStore(self, name)
+        if self.conditional_store is not None:
+            return self.conditional_store(self, name, probe=require_enforced)
+        raise BootstrapError(
+            f"cannot write {name} in {self.location} safely: {type(self.fs).__name__} offers no "
+            "conditional write, so writers in other processes could silently overwrite each other's "
+            "edits. If only one process ever writes this home, pass single_writer=True "
+            "(CLI: --single-writer)."
+        )
+
+    def _require_folder(self) -> None:
+        info = self._fresh_info(self.path, None)
+        if info.get("type") == "file":
+            raise self.not_a_folder()
 
     def not_a_folder(self) -> OSError:
         """The error for writing to a home that is a file (a read-only bundle, or no folder)."""
@@ -97,23 +144,23 @@ class FsspecSource(SourceBase):
         """A name that says "bundle" (``.zip``, ``.tgz``, …) is looked up first, sparing the reads."""
         return kind_by_name(self.path) is not None
 
-    def _is_s3_zip(self) -> bool:
-        """A zip on S3 is read from its tail, with no HEAD first (see :mod:`.s3_bundle`)."""
-        kind = kind_by_name(self.path)
-        return kind is not None and kind.protocol == "zip" and is_s3(self.fs)
+    def read_named_bundle(
+        self, kind: ArchiveKind, names: Sequence[str], limit: int, exact_sizes: bool
+    ) -> Reading | None:
+        """The home's name says ``kind``: look it up first (one HEAD); ``None`` if it is no file
+        (a folder named ``*.zip``, or nothing: the usual reads tell)."""
+        info = self._fresh_info(self.path, None)
+        if info.get("type") != "file":
+            return None
+        return self.open_bundle(kind, None, info).read_entries(names, limit, exact_sizes=exact_sizes)
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         """One concurrent batch of capped reads; a home lookup only when nothing was there."""
-        if self._is_s3_zip():
-            bundle = archive_for_file(ArchiveFile(self.path, self.location, self.fs))
-            try:
-                return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
-            except FileNotFoundError:
-                pass  # no such object: a folder named *.zip, or no home (the reads below tell)
-        elif self._looks_like_bundle():
-            info = self._fresh_info(self.path, None)
-            if info.get("type") == "file":
-                return self._bundle(info).read_entries(names, limit, exact_sizes=exact_sizes)
+        kind = kind_by_name(self.path)
+        if kind is not None:
+            reading = self.read_named_bundle(kind, names, limit, exact_sizes)
+            if reading is not None:
+                return reading
         try:
             results = self._fetch(names, limit)
         except Exception as error:

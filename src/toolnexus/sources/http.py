@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from toolnexus._aio import run_on_loop
 from toolnexus.sources.fsspec import FsspecSource
 
 __all__ = ["HttpSource"]
@@ -26,10 +27,7 @@ class HttpSource(FsspecSource):
     """A home on an fsspec HTTP filesystem: ``HttpSource(HTTPFileSystem(), "https://host/aster")``."""
 
     def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
-        from fsspec.asyn import sync  # noqa: PLC0415  (fsspec loads lazily)
-
-        results: list[Any] = sync(self.fs.loop, self._capped_gets, names, limit + 1)
-        return results
+        return run_on_loop(self.fs, self._capped_gets, names, limit + 1)
 
     def _fetch_coroutine(self, names: Sequence[str], limit: int) -> Coroutine[Any, Any, list[Any]]:
         return self._capped_gets(names, limit + 1)

@@ -5,6 +5,13 @@ itself, no extra ``stat``). Regular files are opened relative to the home's desc
 ``O_NOFOLLOW | O_NONBLOCK``: a file swapped for a symlink after the scan fails to open instead of
 being followed, and one swapped for a FIFO cannot block. One ``fstat`` bounds the single read to
 ``min(size, limit) + 1`` bytes, so a 1 GiB file costs what a 2 MiB one does.
+
+Freshness (for :class:`SoulCache`): one ``fstat`` of the folder (a listing only if it changed),
+one ``fstatat`` per present name; a file whose (inode, device, size, mtime_ns, ctime_ns) all
+match is neither read nor decoded. A file changed less than :data:`RACY_SECONDS` ago is never
+trusted by its stat (two same-size writes within one timestamp tick look identical), so it is
+read every call until it has aged; symlinked bootstrap files are read every call (their rule is
+re-applied). A bundle is proved unchanged by its own stat, with the same rule.
 """
 
 from __future__ import annotations
@@ -13,15 +20,25 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Hashable, Sequence
 
-from toolnexus._fs import read_capped
+from toolnexus._fs import read_capped, stat_validator
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase
+from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators, by_content
 from toolnexus.sources.registry import ArchiveFile, archive_for_file, not_a_folder
 from toolnexus.stores import LocalStore, MemoryStore
 
-__all__ = ["LocalSource"]
+__all__ = ["RACY_SECONDS", "LocalSource"]
+
+#: A local file changed less than this long ago is re-read on every call: file timestamps tick
+#: coarsely (a kernel jiffy; 2 s on FAT; a server clock on NFS), so a same-size rewrite within
+#: one tick would keep the stat the cache saw.
+RACY_SECONDS = 3.0
+
+#: The wall clock file timestamps are compared with (a seam for tests that age files).
+_now = time.time
 
 _OPEN_FLAGS = (
     os.O_RDONLY
@@ -66,14 +83,11 @@ class LocalSource(SourceBase):
     def read_fast(
         self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
     ) -> dict[str, bytes] | Reading:
-        """:meth:`read_entries`, but in the common case just ``{name: bytes}`` (what
-        ``compose_soul`` needs): every present name a regular file within the cap, read whole.
-
-        That case is read flat (it is most of a local composition): same scan, flags, ``dir_fd``
-        and single bounded read as the careful path. On anything else — a symlink, a non-regular
-        file, a file over the cap or whose size changed, an error — the same listing is read again
-        the careful way (:meth:`read_listed`: the symlink rule, errors naming the file).
-        """
+        """:meth:`read_entries`, but in the common case (every present name a regular file within
+        the cap, read whole) just ``{name: bytes}``, read flat with the same scan, flags,
+        ``dir_fd`` and single bounded read. Anything else (a symlink, a non-regular file, a file
+        over the cap or whose size changed, an error) is read again the careful way
+        (:meth:`read_listed`: the symlink rule, errors naming the file)."""
         dir_fd, listing = self.scan()
         if listing is None:
             return self.bundle().read_entries(names, limit, exact_sizes=exact_sizes)
@@ -153,15 +167,72 @@ class LocalSource(SourceBase):
         self._require_regular_file()
         return archive_for_file(ArchiveFile(self.root, self.location))
 
-    def _require_regular_file(self) -> None:
+    def _require_regular_file(self) -> os.stat_result:
         try:
-            mode = os.stat(self.root).st_mode
+            info = os.stat(self.root)
         except FileNotFoundError:
             raise location_error(FileNotFoundError, self.location, "no such persona home") from None
         except OSError as error:
             raise read_error(error, self.location, None) from error
-        if not stat.S_ISREG(mode):
+        if not stat.S_ISREG(info.st_mode):
             raise location_error(NotADirectoryError, self.location, "is neither a directory nor a bundle")
+        return info
+
+    @property
+    def cache_key(self) -> Hashable:
+        return ("local", self.root, self.follow_external_symlinks)
+
+    def changed_since(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified:
+        """Stats first (see the module); only files whose stat changed are read, through
+        :meth:`read_entries`, so the symlink rule and its errors apply unchanged."""
+        trusted_before_ns = int((_now() - RACY_SECONDS) * 1e9)
+        try:
+            dir_fd = os.open(self.root, DIR_FLAGS) if HAS_DIR_FD else None
+        except NotADirectoryError:  # a bundle: its own stat proves every member unchanged
+            tag = stat_validator(self._require_regular_file(), trusted_before_ns)
+            if tag is not None and since is not None and since.tag == tag:
+                return NOT_MODIFIED
+            return by_content(self.bundle().read_entries(names, limit), since, tag)
+        except OSError:
+            dir_fd = None
+        if dir_fd is None:
+            return super().changed_since(since, names, limit)  # its read raises the right error
+        previous = {} if since is None else since.validators
+        old_tag = None if since is None else since.tag
+        kept: list[str] = []
+        stale: dict[str, Hashable | None] = {}
+        try:
+            # The folder's own stat proves its listing unchanged (an added, removed or renamed
+            # entry changes the folder's mtime and ctime), with the same racy window as for files.
+            listing = stat_validator(os.fstat(dir_fd), trusted_before_ns)
+            if listing is not None and isinstance(old_tag, tuple) and old_tag[0] == listing:
+                present: frozenset[str] = old_tag[1]
+            else:
+                present = frozenset(names).intersection(os.listdir(dir_fd))
+            for name in names:
+                if name not in present:
+                    continue
+                try:
+                    info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                except OSError as error:
+                    raise read_error(error, self.location, name) from error
+                validator = stat_validator(info, trusted_before_ns) if stat.S_ISREG(info.st_mode) else None
+                if validator is not None and name in previous and previous[name] == validator:
+                    kept.append(name)
+                else:
+                    stale[name] = validator
+        finally:
+            os.close(dir_fd)
+        tag = (listing, present)
+        if not stale and since is not None and len(kept) == len(previous) and old_tag == tag:
+            return NOT_MODIFIED
+        entries = self.read_entries(list(stale), limit).entries if stale else {}
+        read = {n: FreshFile(e.data, e.size, stale[n]) for n, e in entries.items() if e.data is not None}
+        return Changes(self.location, tag, tuple(kept), read)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         """An existing, writable folder: ``name`` is replaced atomically under ``flock``.

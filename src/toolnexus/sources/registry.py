@@ -9,6 +9,11 @@ URLs) all ask :func:`archive_for_file` / :func:`archive_kind`.
 
 A new archive format is one module defining an :class:`ArchiveKind`, plus one
 ``register_archive(KIND)`` line in ``sources/__init__.py``.
+
+The protocol table lives here too: for each fsspec protocol toolnexus knows, the source that
+reads (writes, revalidates) homes on it and the extra that installs its fsspec implementation,
+so that a missing one is an ImportError saying ``pip install 'toolnexus[gcs]'``. A new backend
+is one module plus one ``register_filesystem_source(...)`` line.
 """
 
 from __future__ import annotations
@@ -27,9 +32,13 @@ __all__ = [
     "ArchiveFile",
     "ArchiveKind",
     "ArchiveOpener",
+    "Backend",
     "archive_for_file",
     "archive_kind",
     "archive_kinds",
+    "backend",
+    "backends",
+    "detect_kind",
     "filesystem_source",
     "not_a_bundle",
     "not_a_folder",
@@ -105,20 +114,51 @@ STREAM_BLOCK_SIZE = 1024 * 1024
 #: Largest zip bundle downloaded whole from a server without Range support (64 MiB).
 MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024
 
-#: Sources for fsspec filesystems that need their own read path, by protocol.
-_FILESYSTEM_SOURCES: dict[str, Callable[[Any, str], SourceBase]] = {}
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One row of the protocol table: what toolnexus knows about an fsspec protocol."""
+
+    protocol: str
+    #: Builds the source for a home on this protocol, ``source(fs, path)``; ``None``: the
+    #: generic :class:`FsspecSource` (reads everything, refuses writes without single_writer).
+    source: Callable[[Any, str], SourceBase] | None
+    #: The toolnexus extra that installs this protocol's fsspec implementation, if one does.
+    extra: str | None = None
+
+    @property
+    def install_hint(self) -> str | None:
+        """``pip install 'toolnexus[s3]'``, or ``None`` when no extra provides the protocol."""
+        return None if self.extra is None else f"pip install 'toolnexus[{self.extra}]'"
 
 
-def register_filesystem_source(protocols: Iterable[str], factory: Callable[[Any, str], SourceBase]) -> None:
-    """Read homes on filesystems of these protocols with ``factory(fs, path)`` (else FsspecSource)."""
+_BACKENDS: dict[str, Backend] = {}
+
+
+def register_filesystem_source(
+    protocols: Iterable[str], source: Callable[[Any, str], SourceBase] | None, *, extra: str | None = None
+) -> None:
+    """Read (write, revalidate) homes on these fsspec protocols with ``source(fs, path)``, and
+    name the toolnexus ``extra`` that installs them. A later registration replaces a row."""
     for protocol in protocols:
-        _FILESYSTEM_SOURCES[protocol] = factory
+        _BACKENDS[protocol] = Backend(protocol, source, extra)
+
+
+def backend(protocol: str) -> Backend | None:
+    """The protocol table's row for ``protocol``, if it has one."""
+    return _BACKENDS.get(protocol)
+
+
+def backends() -> tuple[Backend, ...]:
+    """The protocol table, in registration order."""
+    return tuple(_BACKENDS.values())
 
 
 def filesystem_source(fs: Any) -> Callable[[Any, str], SourceBase] | None:
     """The registered source for ``fs``'s protocol, if any."""
     protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
-    return next((_FILESYSTEM_SOURCES[p] for p in protocols if p in _FILESYSTEM_SOURCES), None)
+    rows = (_BACKENDS[p] for p in protocols if p in _BACKENDS)
+    return next((row.source for row in rows if row.source is not None), None)
 
 
 def _is_http(fs: Any) -> bool:

@@ -25,15 +25,12 @@ from toolnexus.sources.base import BootstrapSource
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.layered import LayeredSource
 from toolnexus.sources.local import LocalSource
-from toolnexus.sources.registry import ArchiveFile, archive_kind, filesystem_source
+from toolnexus.sources.registry import ArchiveFile, archive_kind, backend, filesystem_source
 
 __all__ = ["Location", "is_url", "resolve", "resolve_output", "url_to_fs"]
 
 #: What ``compose_soul`` accepts as a home.
 Location = str | os.PathLike[str] | BootstrapSource | Any
-
-#: Extras that provide a protocol's fsspec implementation.
-_EXTRAS = {"s3": "s3", "s3a": "s3"}
 
 
 def resolve(
@@ -175,14 +172,31 @@ def url_to_fs(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
     try:
         fs, path = fsspec.core.url_to_fs(url, **storage_options)
     except ImportError as error:
-        extra = _EXTRAS.get(protocol)
-        hint = f"pip install 'toolnexus[{extra}]'" if extra else str(error)
-        raise ImportError(f"{url}: the {protocol}:// backend is not installed ({hint})") from error
+        raise _not_installed(url, protocol, error) from error
     except ValueError as error:
         if "protocol" not in str(error).lower():
             raise
         raise ValueError(f"{url}: unknown protocol {protocol!r} ({error})") from error
     return fs, str(path)
+
+
+def _not_installed(url: str, innermost: str, error: ImportError) -> ImportError:
+    """The error for a URL whose filesystem cannot be imported: it names the hop whose fsspec
+    implementation is missing and, from the protocol table, the extra that installs it."""
+    import fsspec  # noqa: PLC0415  (see _is_local_fs)
+
+    protocol, cause = innermost, str(error)
+    for hop in (part.split("://", 1)[0] for part in url.split("::")):
+        try:
+            fsspec.get_filesystem_class(hop)
+        except ImportError as missing:
+            protocol, cause = hop, str(missing)
+            break
+        except ValueError:
+            continue  # not a protocol fsspec knows: not the missing one
+    row = backend(protocol)
+    hint = row.install_hint if row is not None and row.install_hint else cause
+    return ImportError(f"{url}: the {protocol}:// backend is not installed ({hint})")
 
 
 def _from_url(url: str, storage_options: dict[str, Any], follow_external_symlinks: bool) -> BootstrapSource:
@@ -198,7 +212,9 @@ def _from_url(url: str, storage_options: dict[str, Any], follow_external_symlink
         if _is_local_fs(archive_fs):
             local = os.path.abspath(archive_fs._strip_protocol(archive_path))
             return kind.open(ArchiveFile(local, local), folder)
-        location = str(archive_fs.unstrip_protocol(archive_path))
-        return kind.open(ArchiveFile(archive_path, location, archive_fs), folder)
+        archive = (filesystem_source(archive_fs) or FsspecSource)(archive_fs, archive_path)
+        if isinstance(archive, FsspecSource):  # its backend may read this kind its own way
+            return archive.open_bundle(kind, folder)
+        return kind.open(ArchiveFile(archive_path, archive.location, archive_fs), folder)
     fs, path = url_to_fs(url, storage_options)
     return _on_filesystem(fs, path, follow_external_symlinks)

@@ -10,28 +10,11 @@ go through ``fs._call_s3("get_object", …)``, s3fs's own retrying, credential-r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-__all__ = [
-    "NOT_MODIFIED",
-    "NotModified",
-    "ObjectChangedError",
-    "S3Object",
-    "get_object",
-    "is_s3",
-]
+from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
 
-T = TypeVar("T")
-
-
-class NotModified:
-    """The answer to a conditional GET whose ETag still matches: nothing was sent."""
-
-    def __repr__(self) -> str:
-        return "NOT_MODIFIED"
-
-
-NOT_MODIFIED = NotModified()
+__all__ = ["NOT_MODIFIED", "NotModified", "ObjectChangedError", "S3Object", "get_object"]
 
 
 class ObjectChangedError(OSError):
@@ -48,11 +31,6 @@ class S3Object:
     size: int
 
 
-def is_s3(fs: Any) -> bool:
-    """Whether ``fs`` is s3fs (or a subclass), whose ``_call_s3`` these helpers use."""
-    return callable(getattr(fs, "_call_s3", None)) and callable(getattr(fs, "split_path", None))
-
-
 def _error_code(error: BaseException) -> str:
     """The S3 error code (``"304"``, ``"PreconditionFailed"``, ``"InvalidRange"``) behind an error."""
     cause = error.__cause__ or error
@@ -67,9 +45,10 @@ async def get_object(
 ) -> S3Object | NotModified:
     """GET ``path`` with ``Range: byte_range`` and the given conditions.
 
-    Returns :data:`NOT_MODIFIED` for a 304, an empty :class:`S3Object` for a range an empty object
-    cannot satisfy (416), raises :class:`ObjectChangedError` for a failed ``If-Match`` (412) and
-    ``FileNotFoundError`` for a missing key; other failures propagate as s3fs raises them.
+    Returns :data:`NOT_MODIFIED` for a 304 (the ETag still matches: nothing was sent), an empty
+    :class:`S3Object` for a range an empty object cannot satisfy (416), raises
+    :class:`ObjectChangedError` for a failed ``If-Match`` (412) and ``FileNotFoundError`` for a
+    missing key; other failures propagate as s3fs raises them.
     """
     from s3fs.core import _error_wrapper  # noqa: PLC0415  (s3fs is an optional extra)
 

@@ -1,0 +1,86 @@
+"""How a source answers "what changed since the validators you hold?" — the cache's one question.
+
+Like a Jinja loader's ``uptodate``, freshness belongs to the backend: each source knows its
+cheapest proof that a file did not change (a local file's stat, an S3 ETag checked with
+``If-None-Match``, a bundle's own stat or ETag). The caller (:class:`SoulCache`) keeps what the
+source answered last time — a validator per present file and one for the whole home — and
+hands it back; it never learns what a validator means. A source that has no cheaper proof uses
+:func:`by_content`: read as usual and compare content digests, which is always correct and
+saves only the decoding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from toolnexus.sources.base import Reading
+
+__all__ = ["NOT_MODIFIED", "Changes", "FreshFile", "NotModified", "Validators", "by_content"]
+
+
+class Validators(Protocol):
+    """What a caller kept from a source's last answer (SoulCache keeps it in its snapshot)."""
+
+    @property
+    def tag(self) -> Hashable | None:
+        """The whole home's validator (a folder's stat and listing, a bundle's ETag), if any."""
+        ...
+
+    @property
+    def validators(self) -> Mapping[str, Hashable | None]:
+        """Each present file's validator (``None``: nothing proves that file unchanged)."""
+        ...
+
+
+class NotModified:
+    """The answer "nothing changed since those validators" (a 304, for a whole home or one file)."""
+
+    def __repr__(self) -> str:
+        return "NOT_MODIFIED"
+
+
+#: The one :class:`NotModified` instance.
+NOT_MODIFIED = NotModified()
+
+
+class FreshFile(NamedTuple):
+    """A file read again: its first ``limit + 1`` bytes, full size when known, new validator."""
+
+    data: bytes
+    size: int | None
+    validator: Hashable | None
+
+
+class Changes(NamedTuple):
+    """A source's answer when something may have changed.
+
+    ``kept`` names the files whose validator still holds (the caller keeps what it had),
+    ``read`` the files read again (new or changed); a name in neither is gone. ``tag`` is the
+    home's new validator and ``location`` where the home turned out to be (as in
+    :class:`Reading`).
+    """
+
+    location: str
+    tag: Hashable | None
+    kept: tuple[str, ...]
+    read: dict[str, FreshFile]
+
+
+def by_content(reading: Reading, since: Validators | None, tag: Hashable | None = None) -> Changes:
+    """The proof every source has: a full reading, in which a file whose bytes hash the same as
+    last time is ``kept``. Present regular files only; ``tag`` is passed through."""
+    previous: Mapping[str, Hashable | None] = {} if since is None else since.validators
+    kept: list[str] = []
+    read: dict[str, FreshFile] = {}
+    for name, entry in reading.entries.items():
+        if entry.data is None:
+            continue
+        digest = ("blake2b", hashlib.blake2b(entry.data, digest_size=16).digest())
+        if previous.get(name) == digest:
+            kept.append(name)
+        else:
+            read[name] = FreshFile(entry.data, entry.size, digest)
+    return Changes(reading.location, tag, tuple(kept), read)

@@ -1,0 +1,152 @@
+"""Persona homes on S3 (s3fs): one backend, read, written and revalidated the S3 way.
+
+- **Reading** a folder is :class:`FsspecSource`'s batch of capped ranged GETs (one round trip);
+  a zip bundle is read from its tail (:mod:`.s3_bundle`): one suffix-range GET, no HEAD, for a
+  small bundle, and a home named ``*.zip`` is tried that way before anything else.
+- **Writing** is :class:`S3Store`: ``If-Match`` / ``If-None-Match: *`` on the PUT, once the probe
+  has seen the server enforce them.
+- **Freshness**: a folder costs one GET per name with ``If-None-Match: <etag>``, all in flight
+  together (an unchanged file is a 304 with no body, a missing one a 404, a changed one its new
+  bytes); a zip bundle the tail GET with ``If-None-Match`` (unchanged: one bodiless 304).
+
+Registered in ``sources/__init__.py`` for the ``s3`` and ``s3a`` protocols (extra ``s3``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Hashable, Sequence
+from typing import IO, Any, cast
+
+from toolnexus._aio import await_on_loop, run_on_loop
+from toolnexus.errors import read_error
+from toolnexus.sources.base import Reading, SourceBase, fs_token
+from toolnexus.sources.bundle import ZIP, BundleSource
+from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators, by_content
+from toolnexus.sources.fsspec import FsspecSource
+from toolnexus.sources.registry import ArchiveKind, kind_by_name
+from toolnexus.sources.s3_bundle import open_tail_archive, tail_opener
+from toolnexus.sources.s3_requests import S3Object, get_object
+from toolnexus.stores import S3Store
+
+__all__ = ["S3Source", "S3ZipBundle"]
+
+
+class S3Source(FsspecSource):
+    """A persona home on S3: ``S3Source(s3fs.S3FileSystem(), "bucket/aster")``."""
+
+    conditional_store = S3Store
+
+    def open_bundle(self, kind: ArchiveKind, folder: str | None = None, info: Any = None) -> SourceBase:
+        """A zip is read from its tail (the size comes with it: no HEAD); other kinds as anywhere."""
+        if kind is ZIP:
+            return S3ZipBundle(self.fs, self.path, self.location, folder)
+        return super().open_bundle(kind, folder, info)
+
+    def read_named_bundle(
+        self, kind: ArchiveKind, names: Sequence[str], limit: int, exact_sizes: bool
+    ) -> Reading | None:
+        if kind is not ZIP:
+            return super().read_named_bundle(kind, names, limit, exact_sizes)
+        try:
+            return self.open_bundle(kind).read_entries(names, limit, exact_sizes=exact_sizes)
+        except FileNotFoundError:
+            return None  # no such object: a folder named *.zip, or no home (the reads tell)
+
+    def changed_since(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified:
+        """Conditional GETs (see the module); where they find nothing, the usual read decides
+        (an empty home, a bundle of another name, no home at all)."""
+        kind = kind_by_name(self.path)
+        changes: Changes | NotModified | None = None
+        if kind is None:
+            changes = run_on_loop(self.fs, self._conditional_gets, since, names, limit)
+        elif kind is ZIP:
+            changes = S3ZipBundle(self.fs, self.path, self.location).tail_changes(since, names, limit)
+        return super().changed_since(since, names, limit) if changes is None else changes
+
+    async def changed_since_async(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified:
+        """A folder is revalidated on s3fs's own loop: no thread per persona."""
+        if kind_by_name(self.path) is not None:
+            return await super().changed_since_async(since, names, limit)
+        changes = await await_on_loop(self.fs, self._conditional_gets(since, names, limit))
+        if changes is not None:
+            return changes
+        return await asyncio.to_thread(super().changed_since, since, names, limit)
+
+    async def _conditional_gets(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | None:
+        """Every name's first ``limit + 1`` bytes, each with ``If-None-Match`` where an ETag is
+        known, together; ``None`` when no name is there."""
+        previous = {} if since is None else since.validators
+
+        async def fetch(name: str) -> S3Object | NotModified | BaseException | None:
+            etag = previous.get(name)
+            try:
+                return await get_object(
+                    self.fs,
+                    self.path_of(name),
+                    f"bytes=0-{limit}",
+                    if_none_match=etag if isinstance(etag, str) else None,
+                )
+            except FileNotFoundError:
+                return None
+            except Exception as error:  # reported below, against the file
+                return error
+
+        results = await asyncio.gather(*(fetch(name) for name in names))
+        kept: list[str] = []
+        read: dict[str, FreshFile] = {}
+        for name, result in zip(names, results, strict=True):
+            if isinstance(result, BaseException):
+                raise read_error(result, self.location, name) from result
+            if isinstance(result, NotModified):
+                kept.append(name)
+            elif result is not None:
+                size = result.size if result.etag is not None else len(result.body)
+                read[name] = FreshFile(result.body, size, result.etag)
+        if not kept and not read:
+            return None
+        return Changes(self.location, None, tuple(kept), read)
+
+
+class S3ZipBundle(BundleSource):
+    """A zip bundle on S3, read from its tail and revalidated by its ETag."""
+
+    def __init__(self, fs: Any, path: str, location: str, folder: str | None = None) -> None:
+        super().__init__(tail_opener(fs, path, folder), location, folder)
+        self.fs = fs
+        self.path = path
+
+    @property
+    def cache_key(self) -> Hashable:
+        return ("s3-bundle", self.location, self.folder, fs_token(self.fs))
+
+    def changed_since(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified:
+        changes = self.tail_changes(since, names, limit)
+        return super().changed_since(since, names, limit) if changes is None else changes
+
+    def tail_changes(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified | None:
+        """One conditional suffix-range GET: a 304 keeps everything; otherwise the new bundle is
+        read from what that GET (and the member fetches) brought. ``None``: no such object."""
+        etag = since.tag if since is not None and isinstance(since.tag, str) else None
+        try:
+            archive = open_tail_archive(
+                self.fs, self.path, names, limit, folder=self.folder, if_none_match=etag
+            )
+        except FileNotFoundError:
+            return None
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+        if isinstance(archive, NotModified):
+            return NOT_MODIFIED
+        bundle = BundleSource(lambda: cast(IO[bytes], archive), self.location, self.folder)
+        return by_content(bundle.read_entries(names, limit), since, archive.etag)
