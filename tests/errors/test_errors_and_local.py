@@ -160,7 +160,7 @@ def test_every_extra_in_the_protocol_table_exists() -> None:
 
     from toolnexus.sources import backends  # noqa: PLC0415
 
-    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     defined = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     named = {row.protocol: row.extra for row in backends() if row.extra}
     assert {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "http", "https"} <= set(named)

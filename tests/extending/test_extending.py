@@ -25,7 +25,7 @@ from toolnexus.agents import BootstrapError, DictSource, SoulCache, compose_soul
 from toolnexus.sources import registry, resolve
 from toolnexus.stores import Change, forget_verdicts
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.DOTALL | re.MULTILINE)
 SOUL = b"You are Aster, " + b"a careful assistant. " * 40
 

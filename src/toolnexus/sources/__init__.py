@@ -15,6 +15,7 @@ from toolnexus.sources.base import (
     EntrySourceBase,
     Reading,
     SourceBase,
+    by_content,
     cache_key,
     changed_since,
     changed_since_async,
@@ -25,7 +26,7 @@ from toolnexus.sources.base import (
     writer_of,
 )
 from toolnexus.sources.bundle import ZIP, BundleSource
-from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators, by_content
+from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.gcs import GcsSource
 from toolnexus.sources.http import HttpSource

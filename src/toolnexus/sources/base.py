@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from toolnexus.errors import BootstrapError
-from toolnexus.sources.freshness import Changes, NotModified, Validators, by_content
+from toolnexus.sources.freshness import Changes, FreshFile, NotModified, Validators
 
 if TYPE_CHECKING:
     from toolnexus.stores import MemoryStore
@@ -18,6 +19,7 @@ __all__ = [
     "EntrySourceBase",
     "Reading",
     "SourceBase",
+    "by_content",
     "cache_key",
     "changed_since",
     "changed_since_async",
@@ -124,6 +126,23 @@ async def read_entries_async(
     if isinstance(source, SourceBase):
         return await source.read_entries_async(names, limit, exact_sizes=exact_sizes)
     return await asyncio.to_thread(_entries_from_read, source, names, limit)
+
+
+def by_content(reading: Reading, since: Validators | None, tag: Hashable | None = None) -> Changes:
+    """The proof every source has: a full reading, in which a file whose bytes hash the same as
+    last time is ``kept``. Present regular files only; ``tag`` is passed through."""
+    previous: Mapping[str, Hashable | None] = {} if since is None else since.validators
+    kept: list[str] = []
+    read: dict[str, FreshFile] = {}
+    for name, entry in reading.entries.items():
+        if entry.data is None:
+            continue
+        digest = ("blake2b", hashlib.blake2b(entry.data, digest_size=16).digest())
+        if previous.get(name) == digest:
+            kept.append(name)
+        else:
+            read[name] = FreshFile(entry.data, entry.size, digest)
+    return Changes(reading.location, tag, tuple(kept), read)
 
 
 def read_prefixes(source: BootstrapSource, names: Sequence[str], limit: int) -> Mapping[str, bytes] | Reading:

@@ -5,20 +5,16 @@ cheapest proof that a file did not change (a local file's stat, an S3 ETag check
 ``If-None-Match``, a bundle's own stat or ETag). The caller (:class:`SoulCache`) keeps what the
 source answered last time — a validator per present file and one for the whole home — and
 hands it back; it never learns what a validator means. A source that has no cheaper proof uses
-:func:`by_content`: read as usual and compare content digests, which is always correct and
+:func:`.base.by_content`: read as usual and compare content digests, which is always correct and
 saves only the decoding.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
-if TYPE_CHECKING:
-    from toolnexus.sources.base import Reading
-
-__all__ = ["NOT_MODIFIED", "Changes", "FreshFile", "NotModified", "Validators", "by_content"]
+__all__ = ["NOT_MODIFIED", "Changes", "FreshFile", "NotModified", "Validators"]
 
 
 class Validators(Protocol):
@@ -67,20 +63,3 @@ class Changes(NamedTuple):
     tag: Hashable | None
     kept: tuple[str, ...]
     read: dict[str, FreshFile]
-
-
-def by_content(reading: Reading, since: Validators | None, tag: Hashable | None = None) -> Changes:
-    """The proof every source has: a full reading, in which a file whose bytes hash the same as
-    last time is ``kept``. Present regular files only; ``tag`` is passed through."""
-    previous: Mapping[str, Hashable | None] = {} if since is None else since.validators
-    kept: list[str] = []
-    read: dict[str, FreshFile] = {}
-    for name, entry in reading.entries.items():
-        if entry.data is None:
-            continue
-        digest = ("blake2b", hashlib.blake2b(entry.data, digest_size=16).digest())
-        if previous.get(name) == digest:
-            kept.append(name)
-        else:
-            read[name] = FreshFile(entry.data, entry.size, digest)
-    return Changes(reading.location, tag, tuple(kept), read)

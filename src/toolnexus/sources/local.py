@@ -25,8 +25,8 @@ from collections.abc import Hashable, Sequence
 
 from toolnexus._fs import read_capped, stat_validator
 from toolnexus.errors import BootstrapError, location_error, read_error
-from toolnexus.sources.base import Entry, Reading, SourceBase
-from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators, by_content
+from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
+from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.registry import ArchiveFile, archive_for_file, not_a_folder
 from toolnexus.stores import LocalStore, MemoryStore
 

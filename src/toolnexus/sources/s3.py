@@ -20,9 +20,9 @@ from typing import IO, Any, cast
 
 from toolnexus._aio import await_on_loop, run_on_loop
 from toolnexus.errors import read_error
-from toolnexus.sources.base import Reading, SourceBase, fs_token
+from toolnexus.sources.base import Reading, SourceBase, by_content, fs_token
 from toolnexus.sources.bundle import ZIP, BundleSource
-from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators, by_content
+from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.registry import ArchiveKind, kind_by_name
 from toolnexus.sources.s3_bundle import open_tail_archive, tail_opener
