@@ -155,7 +155,9 @@ def backends() -> tuple[Backend, ...]:
 
 
 def filesystem_source(fs: Any) -> Callable[[Any, str], SourceBase] | None:
-    """The registered source for ``fs``'s protocol, if any."""
+    """The registered source for ``fs``'s protocol, if any. Matched by the filesystem's own
+    protocol, never by duck typing: a wrapper (``simplecache::s3://…``, ``dir::…``) is its own
+    protocol and is read, written and revalidated as any fsspec filesystem, through the wrapper."""
     protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
     rows = (_BACKENDS[p] for p in protocols if p in _BACKENDS)
     return next((row.source for row in rows if row.source is not None), None)
