@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import cache, fleet, layers, local, remote
+from benchmarks import budgets, cache, fleet, layers, local, remote
 from benchmarks.harness import MIB, Row, table, write_json
 from benchmarks.plot import plot_scaling
 from benchmarks.servers import s3_environment
@@ -66,10 +66,13 @@ QUICK = Plan(
 )
 
 
-def run(plan: Plan, work: Path) -> tuple[list[Row], dict[str, object]]:
+def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dict[str, object]]:
     def step(label: str) -> None:
         print(f"… {label}", file=sys.stderr, flush=True)
 
+    if only == "budgets":
+        step("budgets")
+        return budgets.targets(work, plan.rounds, plan.local_calls), {}
     rows: list[Row] = []
     cached_home = cache.cached_home(work)
     step("local speed")
@@ -79,6 +82,8 @@ def run(plan: Plan, work: Path) -> tuple[list[Row], dict[str, object]]:
     rows.append(local.target_zip_bomb(work, plan.bomb))
     step("cache: local")
     rows.append(cache.target_cache_local(cached_home, plan.rounds, plan.local_calls))
+    step("budgets")
+    rows += budgets.targets(work, plan.rounds, plan.local_calls)
     with s3_environment() as s3:
         step("S3: 8 MiB object")
         rows.append(remote.target_big_object(s3))
@@ -103,17 +108,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds, smaller files: a smoke run")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where to write")
+    parser.add_argument("--only", choices=["budgets"], help="run one group of targets (issue 19's budgets)")
     args = parser.parse_args(argv)
     logging.getLogger("toolnexus").setLevel(logging.ERROR)  # truncation warnings are expected here
     plan = QUICK if args.quick else FULL
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="toolnexus-bench-") as scratch:
-        rows, curves = run(plan, Path(scratch))
-    command = "python -m benchmarks" + (" --quick" if args.quick else "")
+        rows, curves = run(plan, Path(scratch), args.only)
+    command = (
+        "python -m benchmarks"
+        + (" --quick" if args.quick else "")
+        + (f" --only {args.only}" if args.only else "")
+    )
     print(table(rows))
     payload = {"command": command, "quick": args.quick, "seconds": time.perf_counter() - started}
     write_json(args.out / "latest.json", {**payload, "scaling": curves}, rows)
-    plotted = plot_scaling(curves, args.out / "scaling.png")
+    plotted = bool(curves) and plot_scaling(curves, args.out / "scaling.png")
     print(f"\nwrote {args.out / 'latest.json'}" + (f" and {args.out / 'scaling.png'}" if plotted else ""))
     return 0 if all(row.ok is not False for row in rows) else 1
 

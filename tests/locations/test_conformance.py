@@ -13,7 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.support.backends import PERSONAS, SOURCES, Backends, Persona, expected
-from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
+from tests.support.budgets import BUDGETS, PROFILE_NAMES
+from tests.support.budgets import PERSONAS as CUTTABLE_PERSONAS
+from tests.support.files import DictSource
+from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, Budget, compose_soul, compose_soul_async
 
 
 @pytest.fixture
@@ -34,6 +37,19 @@ def test_every_source_composes_the_same_soul(
 ) -> None:
     location, kwargs = getattr(backends_sharing_clients, source)(persona)
     assert compose_soul(location, **kwargs) == expected(persona)
+
+
+@settings(max_examples=8, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(persona=CUTTABLE_PERSONAS, budget=BUDGETS, profile=PROFILE_NAMES)
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_source_composes_the_same_budgeted_soul_of_its_profile(
+    backends_sharing_clients: Backends, source: str, persona: Persona, budget: Budget, profile: str | None
+) -> None:
+    location, kwargs = getattr(backends_sharing_clients, source)(persona)
+    soul, found = compose_soul(location, budget=budget, profile=profile, **kwargs)
+    assert (soul, found) == compose_soul(DictSource(persona), budget=budget, profile=profile)
+    if budget.total is not None and budget.unit == "chars":
+        assert len(soul) <= budget.total
 
 
 @pytest.mark.parametrize("source", SOURCES)

@@ -4,6 +4,8 @@
 >>> soul, found = compose_soul("examples/aster")  # doctest: +SKIP
 """
 
+from toolnexus.composer.budget import Budget
+from toolnexus.composer.profiles import PROFILES
 from toolnexus.composer.rules import (
     BOOTSTRAP_ORDER,
     MAX_BOOTSTRAP_FILE_BYTES,
@@ -27,12 +29,14 @@ __all__ = [
     "BOOTSTRAP_ORDER",
     "HEARTBEAT_OK",
     "MAX_BOOTSTRAP_FILE_BYTES",
+    "PROFILES",
     "TRUNCATION_NOTICE",
     "Agent",
     "AgentTool",
     "AnthropicModel",
     "BootstrapError",
     "BootstrapSource",
+    "Budget",
     "DictSource",
     "FileReport",
     "LayeredSource",

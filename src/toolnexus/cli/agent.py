@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from toolnexus.agents import Agent, AnthropicModel, OpenAIChatModel, RunResult, agent_from_dir
-from toolnexus.cli._support import Subparsers, emit, location, location_options
+from toolnexus.cli._support import Subparsers, budget_kwargs, budget_options, emit, location, location_options
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS
 
 __all__ = ["EXIT_UNFINISHED", "register"]
@@ -59,6 +59,7 @@ def _agent(args: argparse.Namespace) -> Agent:
         storage_options=args.storage_options,
         max_turns=args.max_turns,
         single_writer=args.single_writer,
+        **budget_kwargs(args),
     )
 
 
@@ -104,7 +105,7 @@ def _converse(agent: Agent) -> int:
 def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         name,
-        parents=[location_options(symlinks=False)],
+        parents=[location_options(symlinks=False), budget_options()],
         help=summary,
         description=summary[0].upper() + summary[1:] + ".",
         epilog=epilog,

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import cast
 
 from toolnexus import __version__
-from toolnexus.agents import FileReport, ModelError, SoulReport, compose_soul, inspect_soul, write_bundle
+from toolnexus.agents import ModelError, SoulReport, compose_soul, inspect_soul, write_bundle
 from toolnexus.cli import agent as agent_cli
 from toolnexus.cli import memory as memory_cli
 from toolnexus.cli._support import (
@@ -25,12 +25,15 @@ from toolnexus.cli._support import (
     Handler,
     Parser,
     Subparsers,
+    budget_kwargs,
+    budget_options,
     emit,
     location,
     location_kwargs,
     location_options,
     plural,
 )
+from toolnexus.cli.table import format_table
 
 __all__ = ["REGISTRARS", "build_parser", "format_table", "main"]
 
@@ -38,45 +41,6 @@ __all__ = ["REGISTRARS", "build_parser", "format_table", "main"]
 _USER_ERRORS = (OSError, TypeError, ValueError, ImportError, ModelError)
 
 _FORMATTER = argparse.RawDescriptionHelpFormatter
-
-
-def _notes(file: FileReport) -> str:
-    notes = ["truncated at the cap"] if file.truncated else []
-    if file.encoding not in (None, "utf-8"):
-        notes.append(file.encoding)
-    if file.bom_stripped:
-        notes.append("BOM stripped")
-    if file.line_endings_normalised:
-        notes.append(plural(file.line_endings_normalised, "line ending") + " made LF")
-    if file.invalid_bytes_replaced:
-        notes.append(plural(file.invalid_bytes_replaced, "invalid byte") + " replaced")
-    return ", ".join(notes)
-
-
-def format_table(report: SoulReport) -> str:
-    """Every bootstrap name with status, size, kept bytes and notes, then a one-line summary.
-
-    A layered persona gets a LAYER column, before NOTES, naming the layer each file came from.
-    """
-    layered = any(file.layer is not None for file in report.files)
-    rows = [("FILE", "STATUS", "SIZE", "KEPT", "LAYER", "NOTES")]
-    for file in report.files:
-        present = file.status == "present"
-        size = "-" if not present else "?" if file.size is None else str(file.size)
-        kept = str(file.kept_bytes) if present else "-"
-        rows.append((file.name, file.status, size, kept, file.layer or "-", _notes(file)))
-    name_w, status_w, size_w, kept_w, layer_w = (max(len(row[column]) for row in rows) for column in range(5))
-    lines = [
-        f"{name:<{name_w}}  {status:<{status_w}}  {size:>{size_w}}  {kept:>{kept_w}}  "
-        f"{f'{layer:<{layer_w}}  ' if layered else ''}{notes}".rstrip()
-        for name, status, size, kept, layer, notes in rows
-    ]
-    soul_bytes = len(report.soul.encode("utf-8"))
-    lines.append(
-        f"{len(report.found)} of {plural(len(report.files), 'bootstrap file')} found in {report.location}; "
-        f"soul: {plural(len(report.soul), 'character')}, {plural(soul_bytes, 'byte')}"
-    )
-    return "\n".join(lines) + "\n"
 
 
 # -- subcommands ------------------------------------------------------------------------------
@@ -87,8 +51,12 @@ def _home(locations: list[str]) -> str | list[str]:
     return locations[0] if len(locations) == 1 else locations
 
 
+def _report(args: argparse.Namespace) -> SoulReport:
+    return inspect_soul(_home(args.location), **location_kwargs(args), **budget_kwargs(args))
+
+
 def _emit_json(args: argparse.Namespace) -> None:
-    report = inspect_soul(_home(args.location), **location_kwargs(args))
+    report = _report(args)
     emit(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
 
 
@@ -96,7 +64,7 @@ def _soul(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(args)
     else:
-        soul, _found = compose_soul(_home(args.location), **location_kwargs(args))
+        soul, _found = compose_soul(_home(args.location), **location_kwargs(args), **budget_kwargs(args))
         emit(soul + "\n" if soul else "")
     return 0
 
@@ -105,12 +73,12 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(args)
     else:
-        emit(format_table(inspect_soul(_home(args.location), **location_kwargs(args))))
+        emit(format_table(_report(args)))
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
-    report = inspect_soul(_home(args.location), **location_kwargs(args))
+    report = _report(args)
     if not report.found:
         if not args.quiet:
             print(f"toolnexus: no bootstrap file in {report.location}", file=sys.stderr)
@@ -127,11 +95,11 @@ def _bundle(args: argparse.Namespace) -> int:
 
 
 def _add_command(
-    subparsers: Subparsers, name: str, summary: str, example: str, handler: Handler
+    subparsers: Subparsers, name: str, summary: str, example: str, handler: Handler, *, budget: bool = True
 ) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         name,
-        parents=[location_options()],
+        parents=[location_options(), *([budget_options()] if budget else [])],
         help=summary,
         description=summary[0].upper() + summary[1:] + ".",
         epilog=f"example:\n  {example}",
@@ -178,7 +146,8 @@ def register_check(subparsers: Subparsers) -> None:
 def register_bundle(subparsers: Subparsers) -> None:
     """``toolnexus bundle HOME [HOME ...] OUT [--force]``."""
     summary = "write the home's bootstrap files to a reproducible zip bundle"
-    parser = _add_command(subparsers, "bundle", summary, "toolnexus bundle examples/aster aster.zip", _bundle)
+    example = "toolnexus bundle examples/aster aster.zip"
+    parser = _add_command(subparsers, "bundle", summary, example, _bundle, budget=False)
     parser.add_argument(
         "home", type=location, metavar="HOME", nargs="+", help=_LOCATION_HELP + "; layers are flattened"
     )

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.profiles import select_names
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult
@@ -106,6 +108,9 @@ class Agent:
         storage_options: Mapping[str, Any] | None = None,
         fs: Any = None,
         max_turns: int = DEFAULT_MAX_TURNS,
+        budget: Budget | None = None,
+        files: Iterable[str] | None = None,
+        profile: str | None = None,
     ) -> None:
         if not callable(model):
             raise TypeError(f"model must be a model object or an async callable, not {type(model).__name__}")
@@ -123,6 +128,8 @@ class Agent:
                 f"two tools are named {', '.join(map(repr, duplicates))}; tool names must be unique"
             )
         self.storage_options, self.fs, self.max_turns = storage_options, fs, max_turns
+        #: What every session's soul is fitted to, and the bootstrap names it is composed from.
+        self.budget, self.names = checked_budget(budget), select_names(files, profile)
         #: The home, resolved once: every session composes from this very source.
         self.source: BootstrapSource = resolve(home, storage_options=storage_options, fs=fs)
 
@@ -135,13 +142,15 @@ class Agent:
             if close is not None:
                 await close()
 
-    async def compose(self) -> tuple[str, list[str]]:
-        """The soul as the home holds it now (what the next session will start with)."""
-        return await compose_soul_async(self.source)
+    async def compose(self, *, profile: str | None = None) -> tuple[str, list[str]]:
+        """The soul as the home holds it now (what the next session will start with), fitted to
+        the agent's budget; ``profile`` composes that profile's files instead of the agent's."""
+        names = self.names if profile is None else select_names(profile=profile)
+        return await compose_soul_async(self.source, budget=self.budget, files=names)
 
-    async def start_session(self) -> Session:
+    async def start_session(self, *, profile: str | None = None) -> Session:
         """A new session: composes the soul now and keeps it for the session's life."""
-        soul, found = await self.compose()
+        soul, found = await self.compose(profile=profile)
         return Session(self.model, soul, found, self.tools, self.max_turns)
 
     def session(self) -> SessionContext:
@@ -157,16 +166,18 @@ class Agent:
         """:meth:`run` for code without an event loop."""
         return run_blocking(lambda: self.closing(self.run(prompt, max_turns=max_turns)), "Agent.run_sync()")
 
-    async def heartbeat(self) -> str | None:
+    async def heartbeat(self, *, light: bool = False) -> str | None:
         """One session following HEARTBEAT.md: ``None`` when the persona answers exactly
-        ``HEARTBEAT_OK`` (nothing to report), else its report."""
-        result = await self.run(HEARTBEAT_PROMPT)
+        ``HEARTBEAT_OK`` (nothing to report), else its report. ``light=True`` composes the
+        ``heartbeat`` profile (HEARTBEAT.md alone): a cheap periodic check."""
+        session = await self.start_session(profile="heartbeat" if light else None)
+        result = await session.send(HEARTBEAT_PROMPT)
         text = result.text.strip()
         return None if text == HEARTBEAT_OK and result.completed else text
 
-    def heartbeat_sync(self) -> str | None:
+    def heartbeat_sync(self, *, light: bool = False) -> str | None:
         """:meth:`heartbeat` for code without an event loop."""
-        return run_blocking(lambda: self.closing(self.heartbeat()), "Agent.heartbeat_sync()")
+        return run_blocking(lambda: self.closing(self.heartbeat(light=light)), "Agent.heartbeat_sync()")
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> AgentTool:
         """This agent as a tool another agent can call; one fresh session per call."""
@@ -189,6 +200,9 @@ def agent_from_dir(
     fs: Any = None,
     max_turns: int = DEFAULT_MAX_TURNS,
     single_writer: bool = False,
+    budget: Budget | None = None,
+    files: Iterable[str] | None = None,
+    profile: str | None = None,
 ) -> Agent:
     """An agent for the persona whose home is ``home`` — any location ``compose_soul`` accepts.
 
@@ -199,8 +213,10 @@ def agent_from_dir(
     bundle or read-only filesystem raises :class:`BootstrapError` — pass ``memory=False``);
     ``single_writer`` goes to :func:`memory_tool` (for filesystems without conditional writes).
     The home is resolved once, here: the memory tool and every session use that one source.
-    The soul is not read here: every session composes it when it starts.
+    The soul is not read here: every session composes it when it starts, from ``files`` or the
+    ``profile``'s files (all by default), fitted to ``budget`` (see :func:`compose_soul`).
     """
+    checked_budget(budget), select_names(files, profile)  # bad arguments fail before any I/O
     persona = name or _home_name(home)
     source = resolve(home, storage_options=storage_options, fs=fs)
     memory_builtin = None
@@ -221,4 +237,7 @@ def agent_from_dir(
         tools=tools,
         memory=memory_builtin,
         max_turns=max_turns,
+        budget=budget,
+        files=files,
+        profile=profile,
     )

@@ -15,11 +15,14 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
+from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.fitting import fitted_soul
+from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.soul.snapshot import LIMIT, Snapshot, advance
 from toolnexus.sources import BootstrapSource, cache_key, changed_since, changed_since_async, resolve
@@ -54,6 +57,19 @@ class _Held:
     snapshot: Snapshot
     #: ``clock()`` when the snapshot was last confirmed by the store.
     confirmed: float
+    budget: Budget | None = None
+    #: The snapshot fitted to ``budget``, worked out once.
+    fitted: tuple[str, list[str]] | None = None
+
+    def serve(self) -> tuple[str, list[str]]:
+        if self.budget is None:
+            return self.snapshot.soul, list(self.snapshot.found)
+        if self.fitted is None:
+            sections, location = self.snapshot.sections, self.snapshot.location
+            header = len("## \n\n")  # a section is "## NAME\n\nBODY"
+            bodies = [(name, sections[name][len(name) + header :]) for name in self.snapshot.found]
+            self.fitted = fitted_soul(location, bodies, self.budget)
+        return self.fitted[0], list(self.fitted[1])
 
 
 @dataclass(frozen=True)
@@ -63,6 +79,8 @@ class _Pending:
     source: BootstrapSource
     key: Hashable
     held: _Held | None
+    names: tuple[str, ...]
+    budget: Budget | None
 
     @property
     def old(self) -> Snapshot | None:
@@ -122,13 +140,17 @@ class SoulCache:
         storage_options: Mapping[str, Any] | None = None,
         fs: Any = None,
         follow_external_symlinks: bool = False,
+        budget: Budget | None = None,
+        files: Iterable[str] | None = None,
+        profile: str | None = None,
     ) -> tuple[str, list[str]]:
-        """:func:`compose_soul`, revalidating what this cache holds for ``dir``."""
-        call = self._begin(dir, storage_options, fs, follow_external_symlinks)
+        """:func:`compose_soul`, revalidating what this cache holds for ``dir`` (per profile and
+        budget: each combination is its own entry; files outside a profile are never read)."""
+        call = self._begin(dir, storage_options, fs, follow_external_symlinks, (budget, files, profile))
         if not isinstance(call, _Pending):
             return call
         try:
-            snapshot = advance(call.old, changed_since(call.source, call.old, BOOTSTRAP_ORDER, LIMIT))
+            snapshot = advance(call.old, changed_since(call.source, call.old, call.names, LIMIT))
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
@@ -140,28 +162,40 @@ class SoulCache:
         storage_options: Mapping[str, Any] | None = None,
         fs: Any = None,
         follow_external_symlinks: bool = False,
+        budget: Budget | None = None,
+        files: Iterable[str] | None = None,
+        profile: str | None = None,
     ) -> tuple[str, list[str]]:
         """:meth:`compose_soul` for event loops: each source decides how it waits (S3 on s3fs's
         own loop, the others in a worker thread)."""
-        call = self._begin(dir, storage_options, fs, follow_external_symlinks)
+        call = self._begin(dir, storage_options, fs, follow_external_symlinks, (budget, files, profile))
         if not isinstance(call, _Pending):
             return call
         try:
-            answer = await changed_since_async(call.source, call.old, BOOTSTRAP_ORDER, LIMIT)
+            answer = await changed_since_async(call.source, call.old, call.names, LIMIT)
             snapshot = advance(call.old, answer)
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
 
     def _begin(
-        self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
+        self,
+        dir: Any,
+        storage_options: Mapping[str, Any] | None,
+        fs: Any,
+        follow: bool,
+        narrowing: tuple[Budget | None, Iterable[str] | None, str | None],
     ) -> tuple[str, list[str]] | _Pending:
         """The soul itself when ``max_age`` lets it be served without a request, else what to ask."""
+        budget, files, profile = checked_budget(narrowing[0]), narrowing[1], narrowing[2]
+        names = select_names(files, profile)
         source, key = self._resolve(dir, storage_options, fs, follow)
+        if budget is not None or names != BOOTSTRAP_ORDER:  # each narrowing is an entry of its own
+            key = (key, names, budget)
         held = self._before(key)
         if held is not None and self._fresh(held):
-            return self._serve(held.snapshot)
-        return _Pending(source, key, held)
+            return held.serve()
+        return _Pending(source, key, held, names, budget)
 
     def _resolve(
         self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
@@ -204,8 +238,8 @@ class SoulCache:
             if held is not None and held.snapshot is snapshot:
                 held.confirmed = now
                 self.stats.revalidated += 1
-                return snapshot.soul, list(snapshot.found)
-        confirmed = _Held(snapshot, now)
+                return held.serve()
+        confirmed = _Held(snapshot, now, call.budget)
         with self._lock:
             if old is None:
                 self.stats.misses += 1
@@ -216,7 +250,7 @@ class SoulCache:
             while len(self._held) > self.max_personas:
                 self._held.popitem(last=False)
                 self.stats.evictions += 1
-        return self._serve(snapshot)
+        return confirmed.serve()
 
     def _failed(self, call: _Pending, error: OSError) -> tuple[str, list[str]]:
         """Serve the last good soul if ``stale_if_error`` allows it, loudly; otherwise raise."""
@@ -238,8 +272,4 @@ class SoulCache:
             error,
         )
         self.stats.stale_served += 1
-        return self._serve(held.snapshot)
-
-    @staticmethod
-    def _serve(snapshot: Snapshot) -> tuple[str, list[str]]:
-        return snapshot.soul, list(snapshot.found)
+        return held.serve()

@@ -8,16 +8,12 @@ soul alone, ``compose_report`` when the caller wants per-file diagnostics).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolnexus.composer.rules import (
-    BOOTSTRAP_ORDER,
-    MAX_BOOTSTRAP_FILE_BYTES,
-    SoulReport,
-    compose,
-    compose_report,
-)
+from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.profiles import select_names
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose, compose_report
 from toolnexus.sources import Location, Reading, read_entries, read_entries_async, read_prefixes, resolve
 
 if TYPE_CHECKING:
@@ -41,7 +37,7 @@ def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], frozense
     return prefixes, sizes, frozenset(skipped)
 
 
-def _soul(reading: Reading) -> tuple[str, list[str]]:
+def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str]]:
     """The hot path: no per-file diagnostics are built; sizes only matter for files over the cap."""
     entries = reading.entries
     prefixes = {name: entry.data for name, entry in entries.items() if entry.data is not None}
@@ -50,10 +46,10 @@ def _soul(reading: Reading) -> tuple[str, list[str]]:
         for name, entry in entries.items()
         if entry.size is not None and entry.size > MAX_BOOTSTRAP_FILE_BYTES
     }
-    return compose(reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes)
+    return compose(reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes, budget=budget)
 
 
-def _report(reading: Reading) -> SoulReport:
+def _report(reading: Reading, names: tuple[str, ...], budget: Budget | None) -> SoulReport:
     prefixes, sizes, skipped = _split(reading)
     layers = {name: entry.origin for name, entry in reading.entries.items() if entry.origin is not None}
     return compose_report(
@@ -63,6 +59,8 @@ def _report(reading: Reading) -> SoulReport:
         sizes=sizes,
         skipped=skipped,
         layers=layers,
+        names=names,
+        budget=budget,
     )
 
 
@@ -71,12 +69,12 @@ def _read(
     storage_options: Mapping[str, Any] | None,
     fs: Any,
     follow_external_symlinks: bool,
-    exact_sizes: bool,
+    names: tuple[str, ...],
 ) -> Reading:
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
-    return read_entries(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=exact_sizes)
+    return read_entries(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
 
 
 def compose_soul(
@@ -86,6 +84,9 @@ def compose_soul(
     fs: Any = None,
     follow_external_symlinks: bool = False,
     cache: SoulCache | None = None,
+    budget: Budget | None = None,
+    files: Iterable[str] | None = None,
+    profile: str | None = None,
 ) -> tuple[str, list[str]]:
     """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
 
@@ -97,18 +98,23 @@ def compose_soul(
     keyed by protocol, for chained URLs; for layers, every URL layer). The result is a snapshot:
     call again to pick up edits. ``cache=SoulCache()`` skips re-reading what provably did not
     change, revalidating on every call.
+
+    ``files=("AGENTS.md", "TOOLS.md")`` or ``profile="subagent"`` (see :data:`PROFILES`)
+    composes only those names, still in :data:`BOOTSTRAP_ORDER`; the others are never read.
+    ``budget=Budget(per_file=20_000, total=60_000)`` fits the soul to a model after the rules
+    (see :class:`Budget`); ``found`` then names the sections in the soul.
     """
+    names, budget = select_names(files, profile), checked_budget(budget)
     if cache is not None:
-        return cache.compose_soul(
-            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
-        )
+        options = {"storage_options": storage_options, "fs": fs, "budget": budget, "files": names}
+        return cache.compose_soul(dir, follow_external_symlinks=follow_external_symlinks, **options)
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
-    read = read_prefixes(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
+    read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES)
     if not isinstance(read, Reading):  # the hot path (local): plain bytes when nothing needs more
-        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES)
-    return _soul(read)
+        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=budget)
+    return _soul(read, budget)
 
 
 async def compose_soul_async(
@@ -118,20 +124,25 @@ async def compose_soul_async(
     fs: Any = None,
     follow_external_symlinks: bool = False,
     cache: SoulCache | None = None,
+    budget: Budget | None = None,
+    files: Iterable[str] | None = None,
+    profile: str | None = None,
 ) -> tuple[str, list[str]]:
     """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop.
 
     Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
     pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}``.
     """
+    names, budget = select_names(files, profile), checked_budget(budget)
     if cache is not None:
+        options = {"storage_options": storage_options, "fs": fs, "budget": budget, "files": names}
         return await cache.compose_soul_async(
-            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+            dir, follow_external_symlinks=follow_external_symlinks, **options
         )
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
-    return _soul(await read_entries_async(source, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES))
+    return _soul(await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES), budget)
 
 
 def inspect_soul(
@@ -140,11 +151,18 @@ def inspect_soul(
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
     follow_external_symlinks: bool = False,
+    budget: Budget | None = None,
+    files: Iterable[str] | None = None,
+    profile: str | None = None,
 ) -> SoulReport:
     """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
 
     The soul and found list are exactly ``compose_soul``'s; sizes of files over the cap are
     looked up exactly, which may cost one extra request per oversized remote file. Each present
-    file's report names the ``layer`` (location) that supplied it.
+    file's report names the ``layer`` (location) that supplied it. With ``files``/``profile``
+    the report lists only those names; with a ``budget`` each present file's report also says
+    its ``chars``, ``tokens`` (when the budget has a tokenizer), ``kept`` (in the budget's unit),
+    ``budget_truncated`` and ``omitted``.
     """
-    return _report(_read(dir, storage_options, fs, follow_external_symlinks, exact_sizes=True))
+    names, budget = select_names(files, profile), checked_budget(budget)
+    return _report(_read(dir, storage_options, fs, follow_external_symlinks, names), names, budget)

@@ -1,0 +1,88 @@
+"""``toolnexus inspect``'s table: one row per bootstrap name, then a summary (and the budget's)."""
+
+from __future__ import annotations
+
+from toolnexus.agents import Budget, FileReport, SoulReport
+from toolnexus.cli._support import plural
+
+__all__ = ["format_table"]
+
+
+def _notes(file: FileReport) -> str:
+    notes = ["truncated at the cap"] if file.truncated else []
+    if file.encoding not in (None, "utf-8"):
+        notes.append(file.encoding)
+    if file.bom_stripped:
+        notes.append("BOM stripped")
+    if file.line_endings_normalised:
+        notes.append(plural(file.line_endings_normalised, "line ending") + " made LF")
+    if file.invalid_bytes_replaced:
+        notes.append(plural(file.invalid_bytes_replaced, "invalid byte") + " replaced")
+    if file.budget_truncated:
+        notes.append("cut to the budget")
+    if file.omitted:
+        notes.append("left out by the budget")
+    return ", ".join(notes)
+
+
+def _number(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _row(file: FileReport, budget: Budget | None, layered: bool) -> list[str]:
+    present = file.status == "present"
+    size = "-" if not present else "?" if file.size is None else str(file.size)
+    row = [file.name, file.status, size, str(file.kept_bytes) if present else "-"]
+    if budget is not None:
+        row.append(_number(file.chars))
+        if budget.token_counter is not None:
+            row.append(_number(file.tokens))
+        row.append(_number(file.kept))
+    return [*row, *([file.layer or "-"] if layered else []), _notes(file)]
+
+
+def _budget_line(report: SoulReport, budget: Budget) -> str:
+    limits = [f"per file {budget.per_file}"] * (budget.per_file is not None)
+    limits += [f"total {budget.total}"] * (budget.total is not None)
+    cut = sum(file.budget_truncated for file in report.files)
+    omitted = sum(file.omitted for file in report.files)
+    return (
+        f"budget: {', '.join(limits) or 'no limit'} {budget.noun}; "
+        f"{plural(cut, 'file')} cut, {omitted} left out"
+    )
+
+
+def format_table(report: SoulReport) -> str:
+    """Every bootstrap name with status, size, kept bytes and notes, then a one-line summary.
+
+    A layered persona gets a LAYER column, before NOTES, naming the layer each file came from.
+    Under a budget, CHARS, TOKENS (with a tokenizer) and KEPT CHARS or KEPT TOKENS (the units of
+    the file in the soul) follow KEPT, and a last line sums the budget up.
+    """
+    layered = any(file.layer is not None for file in report.files)
+    budget = report.budget
+    header = ["FILE", "STATUS", "SIZE", "KEPT"]
+    if budget is not None:
+        header += [
+            "CHARS",
+            *(["TOKENS"] if budget.token_counter is not None else []),
+            f"KEPT {budget.unit.upper()}",
+        ]
+    header += [*(["LAYER"] if layered else []), "NOTES"]
+    rows = [header, *(_row(file, budget, layered) for file in report.files)]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+    lines = []
+    for row in rows:  # NOTES, last, is free text: neither padded nor aligned
+        cells = [
+            cell.ljust(width) if name in ("FILE", "STATUS", "LAYER") else cell.rjust(width)
+            for name, cell, width in zip(header[:-1], row, widths, strict=False)
+        ]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    soul_bytes = len(report.soul.encode("utf-8"))
+    lines.append(
+        f"{len(report.found)} of {plural(len(report.files), 'bootstrap file')} found in {report.location}; "
+        f"soul: {plural(len(report.soul), 'character')}, {plural(soul_bytes, 'byte')}"
+    )
+    if budget is not None:
+        lines.append(_budget_line(report, budget))
+    return "\n".join(lines) + "\n"
