@@ -17,8 +17,9 @@ from typing import NamedTuple
 
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.cutting import cut
+from toolnexus.composer.parts import SECTION_SEPARATOR
 
-__all__ = ["MIN_SHARE", "Fitted", "fit", "fits_as_is", "fitted_soul"]
+__all__ = ["MIN_SHARE", "Fitted", "fit", "fits_as_is", "fitted_sections", "fitted_soul"]
 
 logger = logging.getLogger("toolnexus.agents")
 
@@ -112,13 +113,21 @@ def fits_as_is(prefixes: Mapping[str, bytes], budget: Budget, limit: int) -> boo
     return most <= limit and (per_file is None or most <= per_file)
 
 
-def fitted_soul(location: str, bodies: Sequence[tuple[str, str]], budget: Budget) -> tuple[str, list[str]]:
-    """``(soul, found)`` of ``bodies`` fitted to ``budget``; ``found`` names the sections kept."""
+def fitted_sections(
+    location: str, bodies: Sequence[tuple[str, str]], budget: Budget
+) -> tuple[list[str], list[str]]:
+    """``(sections, found)`` of ``bodies`` fitted to ``budget``: ``found`` names the sections kept."""
     if _untouched(bodies, budget):
         kept: Sequence[tuple[str, str | None]] = bodies
     else:
         kept = [(file.name, file.body) for file in fit(location, bodies, budget) if file.body is not None]
-    return "\n\n".join([f"## {name}\n\n{body}" for name, body in kept]), [name for name, _ in kept]
+    return [f"## {name}\n\n{body}" for name, body in kept], [name for name, _ in kept]
+
+
+def fitted_soul(location: str, bodies: Sequence[tuple[str, str]], budget: Budget) -> tuple[str, list[str]]:
+    """``(soul, found)`` of ``bodies`` fitted to ``budget``: :func:`fitted_sections`, joined."""
+    sections, found = fitted_sections(location, bodies, budget)
+    return SECTION_SEPARATOR.join(sections), found
 
 
 class _State:

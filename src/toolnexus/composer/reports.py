@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from toolnexus.composer.budget import Budget
     from toolnexus.composer.fitting import Fitted
+    from toolnexus.composer.parts import SoulPart
 
 __all__ = ["Encoding", "FileReport", "FileStatus", "SoulReport"]
 
@@ -96,6 +97,10 @@ class SoulReport:
     files: tuple[FileReport, ...] = ()
     #: The budget the soul was fitted to, if any.
     budget: Budget | None = None
+    #: The soul as ``(text, stable)`` parts whose concatenation is ``soul``: the sections through
+    #: TOOLS.md, then HEARTBEAT.md and MEMORY.md (see :mod:`toolnexus.composer.parts`), for
+    #: placing prompt-cache breakpoints. Not in :meth:`to_dict` (it repeats the soul).
+    parts: tuple[SoulPart, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``{"location", "soul", "found", "files"}`` (and ``"budget"`` under one)."""

@@ -14,7 +14,8 @@ from array import array
 from collections.abc import Mapping
 
 from toolnexus.composer.budget import Budget
-from toolnexus.composer.fitting import fit, fits_as_is, fitted_soul
+from toolnexus.composer.fitting import fit, fits_as_is, fitted_sections
+from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, split_sections
 from toolnexus.composer.reports import Encoding, FileReport, SoulReport
 
 __all__ = [
@@ -26,19 +27,9 @@ __all__ = [
     "bodies",
     "compose",
     "compose_report",
+    "compose_sections",
     "normalise_body",
 ]
-
-#: The bootstrap files, in the order their sections appear in a soul.
-BOOTSTRAP_ORDER: tuple[str, ...] = (
-    "AGENTS.md",
-    "SOUL.md",
-    "IDENTITY.md",
-    "USER.md",
-    "TOOLS.md",
-    "HEARTBEAT.md",
-    "MEMORY.md",
-)
 
 #: Hard per-file cap in bytes; a longer file is cut here and gets :data:`TRUNCATION_NOTICE`.
 MAX_BOOTSTRAP_FILE_BYTES: int = 2 * 1024 * 1024
@@ -230,8 +221,22 @@ def compose(
     ``compose_soul`` runs this on every call, so it builds no per-file diagnostics. With a
     ``budget`` the bodies are fitted to it (:func:`.budget.fit`); ``found`` names the sections.
     """
+    sections, found = compose_sections(location, prefixes, limit=limit, sizes=sizes, budget=budget)
+    return SECTION_SEPARATOR.join(sections), found
+
+
+def compose_sections(
+    location: str,
+    prefixes: Mapping[str, bytes],
+    *,
+    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
+    sizes: Mapping[str, int] | None = None,
+    budget: Budget | None = None,
+) -> tuple[list[str], list[str]]:
+    """``(sections, found)``: :func:`compose`'s soul before its sections are joined, budget
+    applied; ``sections[i]`` is the section (``## NAME`` header included) of the file ``found[i]``."""
     if budget is not None and not fits_as_is(prefixes, budget, limit):
-        return fitted_soul(location, bodies(location, prefixes, limit=limit, sizes=sizes), budget)
+        return fitted_sections(location, bodies(location, prefixes, limit=limit, sizes=sizes), budget)
     found: list[str] = []
     sections: list[str] = []
     for name in BOOTSTRAP_ORDER:
@@ -253,7 +258,7 @@ def compose(
             sections.append(f"## {name}\n\n{body}{TRUNCATION_NOTICE}")
         else:
             sections.append(f"## {name}\n\n{body}")
-    return "\n\n".join(sections), found
+    return sections, found
 
 
 def compose_report(
@@ -301,4 +306,6 @@ def compose_report(
         present = [(file.name, file.body) for file in fitted.values() if file.body is not None]
     sections = [f"## {name}\n\n{body}" for name, body in present]
     found = [name for name, _ in present]
-    return SoulReport(location, "\n\n".join(sections), found, tuple(files), budget)
+    parts = split_sections(zip(found, sections, strict=True))
+    soul = "".join(text for text, _ in parts)
+    return SoulReport(location, soul, found, tuple(files), budget, parts)

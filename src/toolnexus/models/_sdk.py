@@ -12,7 +12,7 @@ from typing import Any
 
 from toolnexus.runtime.messages import ModelError
 
-__all__ = ["LoopBoundClient", "SDKModel", "import_sdk", "model_error", "sdk_options"]
+__all__ = ["LoopBoundClient", "SDKModel", "import_sdk", "model_error", "sdk_options", "sorted_keys"]
 
 
 def import_sdk(module: str, extra: str) -> ModuleType:
@@ -33,6 +33,16 @@ def sdk_options(
     if timeout is not None:
         options["timeout"] = timeout
     return options
+
+
+def sorted_keys(value: Any) -> Any:
+    """A copy of a JSON value with every object's keys sorted, so one tool declaration is sent as
+    the same bytes in every request and every process (prompt caches match prefixes byte for byte)."""
+    if isinstance(value, dict):
+        return {key: sorted_keys(value[key]) for key in sorted(value, key=str)}
+    if isinstance(value, list | tuple):
+        return [sorted_keys(item) for item in value]
+    return value
 
 
 class LoopBoundClient:
@@ -105,6 +115,12 @@ class SDKModel:
 
     def provider_errors(self) -> tuple[type[BaseException], ...]:
         raise NotImplementedError
+
+    @property
+    def min_cacheable_tokens(self) -> int | None:
+        """The shortest prefix the provider caches for this model (``None``: caching is off), so
+        an agent can say once when its soul's stable part is too short to be cached."""
+        return None
 
     @property
     def endpoint(self) -> str:

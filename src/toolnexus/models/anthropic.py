@@ -3,14 +3,23 @@
 A tool that offers ``anthropic_memory_tool()`` (the memory tool) is declared as Anthropic's
 built-in memory tool by default, the form Claude models are trained on; its calls come back as
 ``tool_use`` blocks named ``memory`` and the tool runs them natively.
+
+Prompt caching (on by default, ``cache_ttl="5m"``): Anthropic caches a request's prefix, in the
+order tools → system → messages, up to each ``cache_control`` breakpoint (four at most). The
+model puts one after the tool declarations, one after the soul's stable part (AGENTS.md through
+TOOLS.md), one after the whole soul, and one on the latest message, so a turn reads the earlier
+turns from the cache and a new session reads the tools and the stable part even after a memory
+edit. The soul's text is unchanged: it is only sent as text blocks whose concatenation is the soul.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Any
+from itertools import takewhile
+from typing import Any, Literal
 
-from toolnexus.models._sdk import SDKModel
+from toolnexus.models._sdk import SDKModel, sorted_keys
 from toolnexus.runtime.messages import (
     AssistantMessage,
     Message,
@@ -22,10 +31,25 @@ from toolnexus.runtime.messages import (
     UserMessage,
 )
 
-__all__ = ["AnthropicModel"]
+__all__ = ["AnthropicModel", "CacheTTL"]
 
 #: ``max_tokens`` is required by the Messages API; this leaves room for a long answer.
 DEFAULT_MAX_TOKENS = 4096
+
+#: How long a cache entry lives after its last use: 5 minutes (writes cost 1.25x the input
+#: price) or 1 hour (2x); reads cost 0.1x either way.
+CacheTTL = Literal["5m", "1h"]
+_CACHE_TTLS = ("5m", "1h", None)
+
+#: The shortest prefix Anthropic caches (shorter ones are silently not cached), per model family
+#: as their prompt-caching documentation lists it: the first pattern found in the model's name
+#: wins; any other model, 1,024 tokens (Sonnet and older Opus models).
+MIN_CACHEABLE_TOKENS: tuple[tuple[str, int], ...] = (
+    (r"opus-4-[5-9]", 4096),
+    (r"haiku-4-[5-9]", 4096),
+    (r"haiku", 2048),
+)
+DEFAULT_MIN_CACHEABLE_TOKENS = 1024
 
 
 def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -56,6 +80,26 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return wire
 
 
+def system_blocks(system: str, marker: dict[str, Any]) -> list[dict[str, Any]]:
+    """The soul as text blocks, one per part of a :class:`~toolnexus.composer.parts.Soul`, with a
+    breakpoint after the stable part and after the whole soul (a plain ``str``: one block)."""
+    parts = getattr(system, "parts", None) or ((system, True),)
+    if "".join(text for text, _ in parts) != system:  # not a soul's parts: never send other text
+        parts = ((system, True),)
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": str(text)} for text, _ in parts]
+    stable = sum(1 for _ in takewhile(lambda part: part[1], parts))
+    for index in {stable - 1, len(blocks) - 1} - {-1}:
+        blocks[index]["cache_control"] = marker
+    return blocks
+
+
+def _mark_latest(wire: list[dict[str, Any]], marker: dict[str, Any]) -> None:
+    """A breakpoint on the conversation's last block: the next turn reads everything up to it."""
+    if wire:
+        content = wire[-1]["content"]
+        content[-1] = {**content[-1], "cache_control": marker}
+
+
 def from_anthropic_message(message: Any) -> ModelReply:
     """A Messages API response as a neutral reply: its text blocks joined, its tool_use blocks."""
     texts, calls = [], []
@@ -66,18 +110,28 @@ def from_anthropic_message(message: Any) -> ModelReply:
             arguments = block.input if isinstance(block.input, dict) else {}
             problem = None if isinstance(block.input, dict) else "error: the input must be a JSON object."
             calls.append(ToolCall(block.id, block.name, arguments, problem))
-    usage = getattr(message, "usage", None)
-    tokens = Usage(usage.input_tokens or 0, usage.output_tokens or 0) if usage is not None else Usage()
-    return ModelReply("".join(texts), tuple(calls), tokens)
+    return ModelReply("".join(texts), tuple(calls), _usage(getattr(message, "usage", None)))
+
+
+def _usage(usage: Any) -> Usage:
+    """Anthropic's ``input_tokens`` leaves the cache out; :class:`Usage` counts every prompt token."""
+    if usage is None:
+        return Usage()
+    read = getattr(usage, "cache_read_input_tokens", None) or 0
+    written = getattr(usage, "cache_creation_input_tokens", None) or 0
+    return Usage((usage.input_tokens or 0) + read + written, usage.output_tokens or 0, read, written)
 
 
 class AnthropicModel(SDKModel):
     """A Claude model behind the Messages API: ``AnthropicModel(name, *, base_url=None,
-    api_key=None, max_tokens=4096, native_memory=True, max_retries=2, timeout=None, **options)``.
+    api_key=None, max_tokens=4096, native_memory=True, cache_ttl="5m", max_retries=2,
+    timeout=None, **options)``.
 
     ``api_key`` defaults to ``ANTHROPIC_API_KEY``. ``native_memory=False`` declares the memory
-    tool as an ordinary tool instead of the built-in one. ``options`` go to every ``create`` call
-    (``temperature``, …). Provider failures raise :class:`ModelError`.
+    tool as an ordinary tool instead of the built-in one. ``cache_ttl`` is the prompt cache's
+    lifetime, ``"5m"`` or ``"1h"``; ``None`` sends no ``cache_control`` at all (the soul as one
+    plain string). ``options`` go to every ``create`` call (``temperature``, …). Provider failures
+    raise :class:`ModelError`.
     """
 
     provider = "anthropic"
@@ -85,11 +139,29 @@ class AnthropicModel(SDKModel):
     default_endpoint = "https://api.anthropic.com"
 
     def __init__(
-        self, model: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, native_memory: bool = True, **client: Any
+        self,
+        model: str,
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        native_memory: bool = True,
+        cache_ttl: CacheTTL | None = "5m",
+        **client: Any,
     ) -> None:
+        if cache_ttl not in _CACHE_TTLS:
+            raise ValueError(f"cache_ttl must be '5m', '1h' or None, not {cache_ttl!r}")
         super().__init__(model, **client)
         self.max_tokens = max_tokens
         self.native_memory = native_memory
+        self.cache_ttl = cache_ttl
+
+    @property
+    def min_cacheable_tokens(self) -> int | None:
+        if self.cache_ttl is None:
+            return None
+        for pattern, tokens in MIN_CACHEABLE_TOKENS:
+            if re.search(pattern, self.model):
+                return tokens
+        return DEFAULT_MIN_CACHEABLE_TOKENS
 
     def provider_errors(self) -> tuple[type[BaseException], ...]:
         # TypeError: the SDK's word for "no API key or other credentials found"
@@ -106,14 +178,20 @@ class AnthropicModel(SDKModel):
     async def __call__(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> ModelReply:
-        request: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": to_anthropic_messages(messages),
-        }
-        if system:
-            request["system"] = system
-        if tools:
-            request["tools"] = [self.declare(tool) for tool in tools]
+        wire = to_anthropic_messages(messages)
+        request: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": wire}
+        declared = [sorted_keys(self.declare(tool)) for tool in tools]
+        if self.cache_ttl is None:
+            if system:
+                request["system"] = str(system)
+        else:
+            marker = {"type": "ephemeral", "ttl": self.cache_ttl}
+            if system:
+                request["system"] = system_blocks(system, marker)
+            if declared:
+                declared[-1]["cache_control"] = marker
+            _mark_latest(wire, marker)
+        if declared:
+            request["tools"] = declared
         message = await self.request(lambda client: client.messages.create(**request, **self.options))
         return from_anthropic_message(message)

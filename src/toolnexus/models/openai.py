@@ -2,16 +2,26 @@
 
 ``base_url`` points it at any OpenAI-compatible server — Ollama (``http://localhost:11434/v1``),
 vLLM, llama.cpp, LM Studio, OpenRouter, a LiteLLM proxy.
+
+Prompt caching: OpenAI caches prefixes of 1,024 tokens and more by itself, but only a prefix
+that is byte-identical, and only on the machine the request is routed to. So the system message
+and the tool list are sent as the same bytes in every turn and every session while the files
+are unchanged (the tools in the agent's order, each declaration's JSON with sorted keys), and
+``prompt_cache_key`` — the persona's name and a hash of the soul's stable part — routes one
+persona's requests to the same cache.
 """
 
 from __future__ import annotations
 
+import enum
+import hashlib
 import json
 import os
+import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
-from toolnexus.models._sdk import SDKModel
+from toolnexus.models._sdk import SDKModel, sorted_keys
 from toolnexus.runtime.messages import (
     AssistantMessage,
     Message,
@@ -24,16 +34,42 @@ from toolnexus.runtime.messages import (
     parse_arguments,
 )
 
-__all__ = ["OpenAIChatModel"]
+__all__ = ["DERIVED", "OpenAIChatModel", "derived_cache_key"]
 
 #: Sent as the key when a ``base_url`` is given without one: local servers ignore it, but the SDK
 #: refuses to start without some key.
 LOCAL_SERVER_KEY = "unused"
 
+#: OpenAI caches no prefix shorter than this.
+MIN_CACHEABLE_TOKENS = 1024
+
+
+class _Derived(enum.Enum):
+    DERIVED = "derived"
+
+    def __repr__(self) -> str:
+        return "DERIVED"
+
+
+#: ``prompt_cache_key``'s default: derived from the persona and its soul (:func:`derived_cache_key`).
+DERIVED = _Derived.DERIVED
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def derived_cache_key(system: str) -> str:
+    """``NAME-HASH``: the persona's name (at most 40 safe characters) and 16 hex digits of the
+    SHA-256 of the soul's stable part — the same for every session of an unchanged persona, and
+    different when AGENTS.md … TOOLS.md change. A plain ``str`` (no parts) hashes all of it."""
+    persona = getattr(system, "persona", None) or "toolnexus"
+    stable = getattr(system, "stable", system)
+    digest = hashlib.sha256(str(stable).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{_UNSAFE.sub('_', persona)[:40]}-{digest}"
+
 
 def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The neutral transcript as Chat Completions messages, the soul first as the system message."""
-    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    wire: list[dict[str, Any]] = [{"role": "system", "content": str(system)}] if system else []
     for message in messages:
         if isinstance(message, UserMessage):
             wire.append({"role": "user", "content": message.text})
@@ -71,21 +107,44 @@ def _usage(completion: Any) -> Usage:
     usage = getattr(completion, "usage", None)
     if usage is None:
         return Usage()
-    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
+    details = getattr(usage, "prompt_tokens_details", None)
+    read = getattr(details, "cached_tokens", None) or 0
+    written = getattr(details, "cache_write_tokens", None) or 0
+    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, read, written)
 
 
 class OpenAIChatModel(SDKModel):
     """A model behind the Chat Completions API: ``OpenAIChatModel(name, *, base_url=None,
-    api_key=None, max_retries=2, timeout=None, **options)``.
+    api_key=None, prompt_cache_key=DERIVED, max_retries=2, timeout=None, **options)``.
 
     ``api_key`` defaults to ``OPENAI_API_KEY``; with a ``base_url`` and no key at all a placeholder
-    is sent, as local servers need none. ``options`` go to every ``create`` call (``temperature``,
-    ``max_completion_tokens``, …). Provider failures raise :class:`ModelError`.
+    is sent, as local servers need none. ``prompt_cache_key``: by default derived from the persona
+    (:func:`derived_cache_key`); ``None`` sends none; a string is sent as it is. ``options`` go to
+    every ``create`` call (``temperature``, ``max_completion_tokens``, …). Provider failures raise
+    :class:`ModelError`.
     """
 
     provider = "openai"
     client_class = "AsyncOpenAI"
     default_endpoint = "https://api.openai.com/v1"
+
+    def __init__(
+        self, model: str, *, prompt_cache_key: str | None | Literal[_Derived.DERIVED] = DERIVED, **client: Any
+    ) -> None:
+        if not (prompt_cache_key is None or prompt_cache_key is DERIVED or isinstance(prompt_cache_key, str)):
+            raise TypeError(f"prompt_cache_key must be a string or None, not {type(prompt_cache_key).__name__}")
+        super().__init__(model, **client)
+        self.prompt_cache_key = prompt_cache_key
+
+    @property
+    def min_cacheable_tokens(self) -> int | None:
+        return MIN_CACHEABLE_TOKENS
+
+    def cache_key(self, system: str) -> str | None:
+        """The ``prompt_cache_key`` a request under ``system`` carries (``None``: none)."""
+        if self.prompt_cache_key is DERIVED:
+            return derived_cache_key(system) if system else None
+        return self.prompt_cache_key
 
     def default_key(self, api_key: str | None) -> str | None:
         if api_key is None and self.base_url is not None and not os.environ.get("OPENAI_API_KEY"):
@@ -100,7 +159,10 @@ class OpenAIChatModel(SDKModel):
     ) -> ModelReply:
         request: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(system, messages)}
         if tools:
-            request["tools"] = [tool.openai_tool() for tool in tools]
+            request["tools"] = [sorted_keys(tool.openai_tool()) for tool in tools]
+        key = self.cache_key(system)
+        if key is not None:
+            request["prompt_cache_key"] = key
         completion = await self.request(
             lambda client: client.chat.completions.create(**request, **self.options)
         )

@@ -7,12 +7,14 @@ of another agent (:meth:`Agent.as_tool`).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.parts import Soul
 from toolnexus.composer.profiles import select_names
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
@@ -20,7 +22,7 @@ from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult
 from toolnexus.runtime.messages import Model, ToolSpec
 from toolnexus.runtime.session import Session, SessionContext
 from toolnexus.runtime.tools import check_tool, declarations, run_blocking
-from toolnexus.soul.compose import compose_soul_async
+from toolnexus.soul.compose import compose_soul_parts_async
 from toolnexus.sources import BootstrapSource, resolve
 
 __all__ = ["HEARTBEAT_OK", "HEARTBEAT_PROMPT", "Agent", "AgentTool", "agent_from_dir"]
@@ -37,6 +39,12 @@ HEARTBEAT_PROMPT = (
 T = TypeVar("T")
 
 _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+logger = logging.getLogger("toolnexus")
+
+#: How the stable part's size is estimated against a provider's minimum cacheable prefix: the
+#: usual rule of thumb for English text (no tokenizer needed; the notice is advice, not a count).
+CHARS_PER_TOKEN = 4
 
 
 def _home_name(home: Any) -> str:
@@ -132,6 +140,7 @@ class Agent:
         self.budget, self.names = checked_budget(budget), select_names(files, profile)
         #: The home, resolved once: every session composes from this very source.
         self.source: BootstrapSource = resolve(home, storage_options=storage_options, fs=fs)
+        self._said_uncacheable = False
 
     async def closing(self, work: Awaitable[T]) -> T:
         """``await work``, then close the model's connections (for a loop that is about to end)."""
@@ -142,16 +151,36 @@ class Agent:
             if close is not None:
                 await close()
 
-    async def compose(self, *, profile: str | None = None) -> tuple[str, list[str]]:
+    async def compose(self, *, profile: str | None = None) -> tuple[Soul, list[str]]:
         """The soul as the home holds it now (what the next session will start with), fitted to
-        the agent's budget; ``profile`` composes that profile's files instead of the agent's."""
+        the agent's budget; ``profile`` composes that profile's files instead of the agent's.
+        The text is ``compose_soul``'s, as a :class:`Soul` that knows its stable part
+        (AGENTS.md … TOOLS.md) and the rest, for the model's prompt cache."""
         names = self.names if profile is None else select_names(profile=profile)
-        return await compose_soul_async(self.source, budget=self.budget, files=names)
+        return await compose_soul_parts_async(self.source, persona=self.name, budget=self.budget, names=names)
 
     async def start_session(self, *, profile: str | None = None) -> Session:
         """A new session: composes the soul now and keeps it for the session's life."""
         soul, found = await self.compose(profile=profile)
+        if profile is None:  # a light heartbeat's soul says nothing of the agent's usual prefix
+            self._check_cacheable(soul)
         return Session(self.model, soul, found, self.tools, self.max_turns)
+
+    def _check_cacheable(self, soul: Soul) -> None:
+        """One info line per agent when the stable part is shorter than the provider caches."""
+        minimum = getattr(self.model, "min_cacheable_tokens", None)
+        if self._said_uncacheable or not isinstance(minimum, int):
+            return
+        estimate = len(soul.stable) // CHARS_PER_TOKEN
+        if estimate < minimum:
+            self._said_uncacheable = True
+            logger.info(
+                "%s: the stable part of the soul (AGENTS.md through TOOLS.md) is about %d tokens, "
+                "below the %d the model's provider caches at least; its prompt cache will not help",
+                self.name,
+                estimate,
+                minimum,
+            )
 
     def session(self) -> SessionContext:
         """A multi-turn conversation on one frozen soul: ``async with`` or plain ``with``."""

@@ -38,17 +38,48 @@ class ModelError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens a run consumed, as the provider reported them (0 when it reported nothing)."""
+    """Tokens a run consumed, as the provider reported them (0 when it reported nothing).
+
+    ``input_tokens`` counts every prompt token, cached or not (as OpenAI reports them; for
+    Anthropic, whose ``input_tokens`` leaves the cache out, the three figures are added up), so it
+    means the same with caching on or off. ``cache_read_tokens`` and ``cache_write_tokens`` are
+    the parts of it the provider read from its prompt cache and wrote to it (Anthropic:
+    ``cache_read_input_tokens`` / ``cache_creation_input_tokens``; OpenAI:
+    ``prompt_tokens_details.cached_tokens`` / ``cache_write_tokens``). Providers bill them
+    differently (Anthropic: reads 0.1x, writes 1.25x for 5 minutes, 2x for 1 hour).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
 
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        """Prompt tokens neither read from nor written to the cache (billed at the full price)."""
+        return self.input_tokens - self.cache_read_tokens - self.cache_write_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON-ready form: the four counts and ``total_tokens``."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "total_tokens": self.total_tokens,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +149,11 @@ class ToolSpec(Protocol):
 
 class Model(Protocol):
     """Messages in, text or tool calls out. A plain async function with this signature will do;
-    returning a ``str`` means a final answer with no tool calls."""
+    returning a ``str`` means a final answer with no tool calls.
+
+    An agent passes its session's soul as ``system``: a :class:`~toolnexus.composer.parts.Soul`,
+    a ``str`` that also carries ``parts`` (stable, then volatile) for placing cache breakpoints.
+    """
 
     async def __call__(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]

@@ -12,14 +12,29 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, Soul
 from toolnexus.composer.profiles import select_names
-from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose, compose_report
-from toolnexus.sources import Location, Reading, read_entries, read_entries_async, read_prefixes, resolve
+from toolnexus.composer.rules import (
+    MAX_BOOTSTRAP_FILE_BYTES,
+    SoulReport,
+    compose,
+    compose_report,
+    compose_sections,
+)
+from toolnexus.sources import (
+    BootstrapSource,
+    Location,
+    Reading,
+    read_entries,
+    read_entries_async,
+    read_prefixes,
+    resolve,
+)
 
 if TYPE_CHECKING:
     from toolnexus.soul.cache import SoulCache
 
-__all__ = ["compose_soul", "compose_soul_async", "inspect_soul"]
+__all__ = ["compose_soul", "compose_soul_async", "compose_soul_parts_async", "inspect_soul"]
 
 
 def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], frozenset[str]]:
@@ -37,7 +52,7 @@ def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], frozense
     return prefixes, sizes, frozenset(skipped)
 
 
-def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str]]:
+def _sections(reading: Reading, budget: Budget | None = None) -> tuple[list[str], list[str]]:
     """The hot path: no per-file diagnostics are built; sizes only matter for files over the cap."""
     entries = reading.entries
     prefixes = {name: entry.data for name, entry in entries.items() if entry.data is not None}
@@ -46,7 +61,13 @@ def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str
         for name, entry in entries.items()
         if entry.size is not None and entry.size > MAX_BOOTSTRAP_FILE_BYTES
     }
-    return compose(reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes, budget=budget)
+    limit = MAX_BOOTSTRAP_FILE_BYTES
+    return compose_sections(reading.location, prefixes, limit=limit, sizes=sizes, budget=budget)
+
+
+def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str]]:
+    sections, found = _sections(reading, budget)
+    return SECTION_SEPARATOR.join(sections), found
 
 
 def _report(reading: Reading, names: tuple[str, ...], budget: Budget | None) -> SoulReport:
@@ -166,3 +187,20 @@ def inspect_soul(
     """
     names, budget = select_names(files, profile), checked_budget(budget)
     return _report(_read(dir, storage_options, fs, follow_external_symlinks, names), names, budget)
+
+
+async def compose_soul_parts_async(
+    source: BootstrapSource,
+    *,
+    persona: str | None = None,
+    budget: Budget | None = None,
+    names: tuple[str, ...] = BOOTSTRAP_ORDER,
+) -> tuple[Soul, list[str]]:
+    """:func:`compose_soul_async` on a resolved source (``names`` already selected, ``budget``
+    already checked), the soul as a :class:`Soul` that knows its stable and volatile parts: what
+    an agent's session runs on (its model places cache breakpoints between them). The split is
+    made over the sections as composed — budget applied — so the text is exactly
+    ``compose_soul_async``'s."""
+    reading = await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES)
+    sections, found = _sections(reading, budget)
+    return Soul.from_sections(zip(found, sections, strict=True), persona=persona), found

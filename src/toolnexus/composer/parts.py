@@ -1,0 +1,94 @@
+"""The soul in parts, for provider prompt caches: what stays the same between sessions first.
+
+A provider caches a request's prefix byte for byte, so the soul is split where the files that
+change between sessions begin: AGENTS.md through TOOLS.md are the *stable* part; HEARTBEAT.md and
+MEMORY.md (rewritten by heartbeats and memory edits) come after it. The split is taken from the
+composition's own sections (``(name, section)`` pairs), never by searching the soul's text for
+headers — a body may quote ``## MEMORY.md`` — and the parts concatenate to exactly the soul.
+
+This is the lowest composer module: the order of the sections and how they join live here, and
+:mod:`.rules` (which fills the sections) builds on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import takewhile
+
+__all__ = ["BOOTSTRAP_ORDER", "SECTION_SEPARATOR", "STABLE_NAMES", "Soul", "SoulPart", "split_sections"]
+
+#: The bootstrap files, in the order their sections appear in a soul.
+BOOTSTRAP_ORDER: tuple[str, ...] = (
+    "AGENTS.md",
+    "SOUL.md",
+    "IDENTITY.md",
+    "USER.md",
+    "TOOLS.md",
+    "HEARTBEAT.md",
+    "MEMORY.md",
+)
+
+#: What joins two sections (``## NAME\n\nbody``) in a soul.
+SECTION_SEPARATOR = "\n\n"
+
+#: The sections of the stable part: every bootstrap file up to and including TOOLS.md.
+STABLE_NAMES: tuple[str, ...] = BOOTSTRAP_ORDER[: BOOTSTRAP_ORDER.index("TOOLS.md") + 1]
+
+#: ``(text, stable)``: a run of consecutive sections and whether they belong to the stable part.
+SoulPart = tuple[str, bool]
+
+_STABLE = frozenset(STABLE_NAMES)
+
+
+def split_sections(sections: Iterable[tuple[str, str]]) -> tuple[SoulPart, ...]:
+    """Group ``(name, section)`` pairs, in soul order, into runs of stable and volatile sections.
+
+    Each run after the first begins with the separator that joins it to the one before, so the
+    stable part's text does not depend on whether HEARTBEAT.md or MEMORY.md exist: a cached stable
+    prefix survives MEMORY.md appearing. A name outside :data:`STABLE_NAMES` counts as volatile.
+    No sections, no parts (the empty soul).
+    """
+    runs: list[tuple[list[str], bool]] = []
+    for name, section in sections:
+        stable = name in _STABLE
+        if runs and runs[-1][1] == stable:
+            runs[-1][0].append(section)
+        else:
+            runs.append(([section], stable))
+    return tuple(
+        ((SECTION_SEPARATOR if index else "") + SECTION_SEPARATOR.join(texts), stable)
+        for index, (texts, stable) in enumerate(runs)
+    )
+
+
+class Soul(str):
+    """A composed soul that knows its parts: equal to the soul's text, usable wherever a ``str`` is.
+
+    ``parts`` are ``(text, stable)`` pairs whose concatenation is the soul; ``stable`` is the text
+    of the leading stable parts (``""`` when the soul has none); ``persona`` names the agent whose
+    soul it is (``None`` outside an agent). Model adapters read these to place cache breakpoints;
+    any other code sees a plain string. String methods return plain ``str`` (the parts do not
+    survive slicing or concatenation).
+    """
+
+    parts: tuple[SoulPart, ...]
+    persona: str | None
+
+    def __new__(cls, parts: Iterable[SoulPart] = (), *, persona: str | None = None) -> Soul:
+        kept = tuple((str(text), bool(stable)) for text, stable in parts)
+        soul = super().__new__(cls, "".join(text for text, _ in kept))
+        soul.parts, soul.persona = kept, persona
+        return soul
+
+    @classmethod
+    def from_sections(cls, sections: Iterable[tuple[str, str]], *, persona: str | None = None) -> Soul:
+        """The soul of ``(name, section)`` pairs in order, split by :func:`split_sections`."""
+        return cls(split_sections(sections), persona=persona)
+
+    @property
+    def stable(self) -> str:
+        """The stable prefix: what a provider can keep cached from one session to the next."""
+        return "".join(text for text, _ in takewhile(lambda part: part[1], self.parts))
+
+    def __getnewargs__(self) -> tuple[tuple[SoulPart, ...]]:  # type: ignore[override]
+        return (self.parts,)  # pickle and copy rebuild from the parts; persona rides in __dict__
