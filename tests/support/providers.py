@@ -5,6 +5,11 @@ for real with no network.
 A *responder* sees every request (parsed into a :class:`ProviderRequest`: system prompt, tools
 declared, messages) and returns the next :class:`Text`, :class:`Calls` or :class:`Failure`. Every
 request is recorded in ``server.requests`` for the test to check afterwards.
+
+Usage is a fixed :data:`INPUT_TOKENS` / :data:`OUTPUT_TOKENS` per reply, unless the server is
+given a prompt cache model (``cache=AnthropicCache()`` or ``OpenAICache()``, from
+:mod:`tests.support.prompt_cache`): then input tokens are counted (characters ÷ 4) and the cache
+figures are what that model says, as the provider would report them.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
+
+from tests.support.prompt_cache import AnthropicCache, OpenAICache
 
 Wire = Literal["openai", "anthropic"]
 
@@ -61,6 +68,8 @@ class ProviderRequest:
     system: str | None = None
     tool_names: list[str] = field(default_factory=list)
     tool_results: dict[str, str] = field(default_factory=dict)
+    #: The ``usage`` object the reply carried.
+    usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -120,7 +129,29 @@ def _parse(wire: Wire, path: str, headers: dict[str, str], body: dict[str, Any])
     return request
 
 
-def _openai_body(reply: Text | Calls, number: int, model: str) -> dict[str, Any]:
+def _openai_usage(cache: OpenAICache | None, body: dict[str, Any]) -> dict[str, Any]:
+    if cache is None:
+        prompt, details = INPUT_TOKENS, {}
+    else:
+        counted = cache.usage(body)
+        prompt, details = (
+            counted["prompt_tokens"],
+            {"prompt_tokens_details": {"cached_tokens": counted["cached_tokens"]}},
+        )
+    usage = {
+        "prompt_tokens": prompt,
+        "completion_tokens": OUTPUT_TOKENS,
+        "total_tokens": prompt + OUTPUT_TOKENS,
+    }
+    return {**usage, **details}
+
+
+def _anthropic_usage(cache: AnthropicCache | None, body: dict[str, Any]) -> dict[str, Any]:
+    counted = {"input_tokens": INPUT_TOKENS} if cache is None else cache.usage(body)
+    return {**counted, "output_tokens": OUTPUT_TOKENS}
+
+
+def _openai_body(reply: Text | Calls, number: int, model: str, usage: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if isinstance(reply, Calls):
         message["tool_calls"] = [
@@ -132,18 +163,17 @@ def _openai_body(reply: Text | Calls, number: int, model: str) -> dict[str, Any]
             for index, (name, arguments) in enumerate(reply.calls)
         ]
     finish = "tool_calls" if isinstance(reply, Calls) else "stop"
-    usage = {"prompt_tokens": INPUT_TOKENS, "completion_tokens": OUTPUT_TOKENS}
     return {
         "id": f"chatcmpl-{number}",
         "object": "chat.completion",
         "created": 0,
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": {**usage, "total_tokens": INPUT_TOKENS + OUTPUT_TOKENS},
+        "usage": usage,
     }
 
 
-def _anthropic_body(reply: Text | Calls, number: int, model: str) -> dict[str, Any]:
+def _anthropic_body(reply: Text | Calls, number: int, model: str, usage: dict[str, Any]) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
     if isinstance(reply, Calls):
         content += [
@@ -158,7 +188,7 @@ def _anthropic_body(reply: Text | Calls, number: int, model: str) -> dict[str, A
         "content": content,
         "stop_reason": "tool_use" if isinstance(reply, Calls) else "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS},
+        "usage": usage,
     }
 
 
@@ -171,9 +201,12 @@ def _error_body(wire: Wire, failure: Failure) -> dict[str, Any]:
 class ProviderServer:
     """A scripted provider on 127.0.0.1 (a free port); ``base_url`` is what the SDK client takes."""
 
-    def __init__(self, wire: Wire, responder: Responder) -> None:
+    def __init__(
+        self, wire: Wire, responder: Responder, cache: AnthropicCache | OpenAICache | None = None
+    ) -> None:
         self.wire = wire
         self.responder = responder
+        self.cache = cache
         self.requests: list[ProviderRequest] = []
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
@@ -209,8 +242,18 @@ class ProviderServer:
         reply = self.responder(request)
         if isinstance(reply, Failure):
             return reply.status, _error_body(self.wire, reply)
-        build = _openai_body if self.wire == "openai" else _anthropic_body
-        return 200, build(reply, number, str(body.get("model")))
+        model = str(body.get("model"))
+        if self.wire == "openai":
+            assert self.cache is None or isinstance(self.cache, OpenAICache), (
+                "an OpenAI server models OpenAI's cache"
+            )
+            request.usage = _openai_usage(self.cache, body)
+            return 200, _openai_body(reply, number, model, request.usage)
+        assert self.cache is None or isinstance(self.cache, AnthropicCache), (
+            "an Anthropic server models Anthropic's cache"
+        )
+        request.usage = _anthropic_usage(self.cache, body)
+        return 200, _anthropic_body(reply, number, model, request.usage)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -236,9 +279,11 @@ class ProviderServer:
 
 
 @contextmanager
-def provider_server(wire: Wire, responder: Responder) -> Iterator[ProviderServer]:
+def provider_server(
+    wire: Wire, responder: Responder, cache: AnthropicCache | OpenAICache | None = None
+) -> Iterator[ProviderServer]:
     """A running :class:`ProviderServer`, stopped on exit."""
-    server = ProviderServer(wire, responder).start()
+    server = ProviderServer(wire, responder, cache).start()
     try:
         yield server
     finally:

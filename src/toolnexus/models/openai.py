@@ -129,10 +129,11 @@ class OpenAIChatModel(SDKModel):
     default_endpoint = "https://api.openai.com/v1"
 
     def __init__(
-        self, model: str, *, prompt_cache_key: str | None | Literal[_Derived.DERIVED] = DERIVED, **client: Any
+        self, model: str, *, prompt_cache_key: str | Literal[_Derived.DERIVED] | None = DERIVED, **client: Any
     ) -> None:
         if not (prompt_cache_key is None or prompt_cache_key is DERIVED or isinstance(prompt_cache_key, str)):
-            raise TypeError(f"prompt_cache_key must be a string or None, not {type(prompt_cache_key).__name__}")
+            kind = type(prompt_cache_key).__name__
+            raise TypeError(f"prompt_cache_key must be a string or None, not {kind}")
         super().__init__(model, **client)
         self.prompt_cache_key = prompt_cache_key
 
