@@ -9,12 +9,21 @@ storage, usage or provider error (one ``toolnexus: error: …`` line, from :func
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from typing import Any
 
 from toolnexus.agents import Agent, AnthropicModel, OpenAIChatModel, RunResult, agent_from_dir
-from toolnexus.cli._support import Subparsers, budget_kwargs, budget_options, emit, location, location_options
+from toolnexus.cli._support import (
+    Subparsers,
+    budget_kwargs,
+    budget_options,
+    emit,
+    location,
+    location_options,
+    plural,
+)
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS
 
 __all__ = ["EXIT_UNFINISHED", "register"]
@@ -63,8 +72,19 @@ def _agent(args: argparse.Namespace) -> Agent:
     )
 
 
-def _answer(result: RunResult) -> int:
-    emit(result.text + "\n" if result.text else "")
+def _answer(result: RunResult, args: argparse.Namespace) -> int:
+    if getattr(args, "json", False):
+        emit(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        emit(result.text + "\n" if result.text else "")
+    if args.verbose:
+        usage = result.usage
+        print(
+            f"toolnexus: {plural(result.turns, 'turn')}: {usage.input_tokens:,} input tokens "
+            f"({usage.cache_read_tokens:,} read from the cache, {usage.cache_write_tokens:,} written to it), "
+            f"{usage.output_tokens:,} output tokens",
+            file=sys.stderr,
+        )
     if result.completed:
         return 0
     print(f"toolnexus: warning: no final answer after {result.turns} turns (--max-turns)", file=sys.stderr)
@@ -72,18 +92,18 @@ def _answer(result: RunResult) -> int:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    return _answer(_agent(args).run_sync(args.prompt))
+    return _answer(_agent(args).run_sync(args.prompt), args)
 
 
 def _chat(args: argparse.Namespace) -> int:
     try:
-        return _converse(_agent(args))
+        return _converse(_agent(args), args)
     except KeyboardInterrupt:  # Ctrl-C ends the chat like a shell would, without a traceback
         print(file=sys.stderr)
         return 130
 
 
-def _converse(agent: Agent) -> int:
+def _converse(agent: Agent, args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty()
     status = 0
     while True:  # one iteration per session
@@ -99,7 +119,7 @@ def _converse(agent: Agent) -> int:
                     print("toolnexus: new session (soul recomposed)", file=sys.stderr)
                     break
                 if prompt:
-                    status = _answer(chat.send(prompt))
+                    status = _answer(chat.send(prompt), args)
 
 
 def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argparse.ArgumentParser:
@@ -147,6 +167,12 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
         action="store_true",
         help="only this process writes the home: plain writes where conditional ones are unavailable",
     )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="after each answer, one line on stderr: turns, tokens in (cache reads, writes) and out",
+    )
     return parser
 
 
@@ -172,6 +198,9 @@ def register(subparsers: Subparsers) -> None:
     """Add ``ask HOME PROMPT`` and ``chat HOME``."""
     ask = _add(subparsers, "ask", "ask a persona one question and print its answer", _ASK_EXAMPLES)
     ask.add_argument("prompt", metavar="PROMPT", help="what to ask")
+    ask.add_argument(
+        "--json", action="store_true", help="print the answer as JSON: text, status, turns and usage"
+    )
     ask.set_defaults(handler=_ask)
     chat = _add(subparsers, "chat", "talk with a persona, one line per message", _CHAT_EXAMPLES)
     chat.set_defaults(handler=_chat)

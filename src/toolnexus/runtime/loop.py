@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from toolnexus.runtime.messages import (
     AssistantMessage,
@@ -54,6 +54,10 @@ class RunResult:
     @property
     def completed(self) -> bool:
         return self.status == "completed"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form without the transcript: ``text``, ``status``, ``turns``, ``usage``."""
+        return {"text": self.text, "status": self.status, "turns": self.turns, "usage": self.usage.to_dict()}
 
 
 async def _run_call(call: ToolCall, tools: Mapping[str, ToolSpec]) -> ToolResult:
