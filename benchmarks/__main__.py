@@ -2,6 +2,8 @@
 
 Prints a Markdown table and writes the same figures as JSON (and, with matplotlib, a PNG of the
 scaling curves) to ``benchmarks/results/`` — or to ``--out``. ``--quick`` is a smoke run.
+Issue 20's prompt-cache figures (token counts, not timings) come first; ``--only prompt-cache``
+runs them alone.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import budgets, cache, fleet, layers, local, remote
+from benchmarks import budgets, cache, fleet, layers, local, prompt_cache, remote
 from benchmarks.harness import MIB, Row, table, write_json
 from benchmarks.plot import plot_scaling
 from benchmarks.servers import s3_environment
@@ -73,7 +75,10 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
     if only == "budgets":
         step("budgets")
         return budgets.targets(work, plan.rounds, plan.local_calls), {}
-    rows: list[Row] = []
+    step("prompt cache: a 20,000-token soul against loopback providers")
+    rows: list[Row] = prompt_cache.target_prompt_cache(work)
+    if only == "prompt-cache":
+        return rows, {}
     cached_home = cache.cached_home(work)
     step("local speed")
     rows += local.target_local_speed(work, plan.rounds, plan.local_calls)
@@ -108,7 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds, smaller files: a smoke run")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where to write")
-    parser.add_argument("--only", choices=["budgets"], help="run one group of targets (issue 19's budgets)")
+    parser.add_argument(
+        "--only",
+        choices=["budgets", "prompt-cache"],
+        help="run one group of targets (issue 19's budgets, issue 20's prompt cache)",
+    )
     args = parser.parse_args(argv)
     logging.getLogger("toolnexus").setLevel(logging.ERROR)  # truncation warnings are expected here
     plan = QUICK if args.quick else FULL
