@@ -5,6 +5,7 @@
 """
 
 from toolnexus.composer.budget import Budget
+from toolnexus.composer.parts import Soul
 from toolnexus.composer.profiles import PROFILES
 from toolnexus.composer.rules import (
     BOOTSTRAP_ORDER,
@@ -46,6 +47,7 @@ __all__ = [
     "OpenAIChatModel",
     "RunResult",
     "Session",
+    "Soul",
     "SoulCache",
     "SoulReport",
     "SourceBase",
