@@ -72,7 +72,7 @@ def test_a_run_calls_the_memory_tool_then_answers(tmp_path: Path, wire: str) -> 
         assert declared["function"]["name"] == "memory"
         assert declared["function"]["parameters"]["properties"]["target"]["enum"] == ["memory", "user"]
     else:
-        breakpoint_after_the_tools = {"cache_control": {"type": "ephemeral", "ttl": "5m"}}
+        breakpoint_after_the_tools = {"cache_control": {"type": "ephemeral"}}
         assert declared == {"name": "memory", "type": "memory_20250818", **breakpoint_after_the_tools}
     [tool_reply] = second.tool_results.values()
     assert "bytes used" in tool_reply, tool_reply

@@ -185,7 +185,9 @@ class AnthropicModel(SDKModel):
             if system:
                 request["system"] = str(system)
         else:
-            marker = {"type": "ephemeral", "ttl": self.cache_ttl}
+            # 5 minutes is the API's default: left implicit, as Anthropic-compatible servers
+            # that predate ``ttl`` accept it
+            marker = {"type": "ephemeral"} | ({"ttl": self.cache_ttl} if self.cache_ttl != "5m" else {})
             if system:
                 request["system"] = system_blocks(system, marker)
             if declared:
