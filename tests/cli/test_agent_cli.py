@@ -67,7 +67,8 @@ def test_ask_anthropic_takes_the_key_from_its_usual_variable(home: Path) -> None
         "Bearer "
     )
     assert sent == "sk-ant-test"
-    assert request.tools == [{"type": "memory_20250818", "name": "memory"}]
+    breakpoint_after_the_tools = {"cache_control": {"type": "ephemeral"}}
+    assert request.tools == [{"name": "memory", "type": "memory_20250818", **breakpoint_after_the_tools}]
 
 
 def test_chat_keeps_one_soul_per_session_and_new_recomposes(home: Path) -> None:
