@@ -1,7 +1,7 @@
 """Provider prompt caching, on the official SDKs against loopback servers that model each
 provider's cache (tests/support/prompt_cache.py): where the breakpoints go, what is sent
 byte for byte, what ``Usage`` reports, and the figures for a 20,000-token soul with five tools
-(tests/support/cache_scenario.py; ``python -m benchmarks.prompt_cache`` prints the same)."""
+(tests/support/cache_scenario.py; ``python -m benchmarks --only prompt-cache`` prints the same)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,15 @@ from tests.support.cache_scenario import (
 )
 from tests.support.prompt_cache import AnthropicCache, Clock
 from tests.support.providers import ProviderRequest, Text, provider_server, scripted
-from toolnexus.agents import AnthropicModel, OpenAIChatModel, Usage, compose_soul, inspect_soul
+from toolnexus.agents import (
+    AnthropicModel,
+    Budget,
+    OpenAIChatModel,
+    Usage,
+    agent_from_dir,
+    compose_soul,
+    inspect_soul,
+)
 from toolnexus.models.openai import derived_cache_key
 from toolnexus.soul.compose import compose_soul_parts_async
 from toolnexus.sources import resolve
@@ -105,6 +113,26 @@ def test_a_cache_entry_lives_for_its_ttl(tmp_path: Path) -> None:
             reads[ttl] = agent.run_sync("Hello again").usage.cache_read_tokens
     assert reads["5m"] == 0
     assert reads["1h"] >= SOUL_TOKENS
+
+
+def test_a_budgeted_agent_sends_its_budgeted_soul_in_parts(tmp_path: Path) -> None:
+    home = make_persona(tmp_path)
+    budget = Budget(per_file=5_000, total=20_000)
+    with provider_server("anthropic", responder("anthropic")) as server:
+        model = AnthropicModel("claude-test", base_url=server.base_url, api_key="k", max_retries=0)
+        agent = agent_from_dir(home, model=model, budget=budget)
+        agent.run_sync("Hello")
+        agent.heartbeat_sync(light=True)
+    session, light = server.requests
+    soul = compose_soul(home, budget=budget)[0]
+    assert soul != compose_soul(home)[0]  # the budget cut
+    stable, volatile = session.body["system"]
+    assert stable["text"] + volatile["text"] == soul
+    assert stable["text"] == inspect_soul(home, budget=budget).parts[0][0]
+    # a light heartbeat's soul is HEARTBEAT.md alone: one block, no stable part
+    [heartbeat] = light.body["system"]
+    assert heartbeat["text"] == compose_soul(home, budget=budget, profile="heartbeat")[0]
+    assert heartbeat["cache_control"] == {"type": "ephemeral"}
 
 
 # -- OpenAI: the request ------------------------------------------------------------------------

@@ -11,8 +11,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, inspect_soul
-from toolnexus.composer.parts import STABLE_NAMES, Soul, split_sections
+from tests.support.budgets import BUDGETS, PROFILE_NAMES
+from tests.support.budgets import PERSONAS as LONG_PERSONAS
+from toolnexus.agents import BOOTSTRAP_ORDER, PROFILES, Budget, compose_soul, inspect_soul
+from toolnexus.composer.parts import SECTION_SEPARATOR, STABLE_NAMES, Soul, split_sections
 from toolnexus.composer.rules import compose, compose_report, compose_sections
 from toolnexus.soul.compose import compose_soul_parts_async
 from toolnexus.sources import resolve
@@ -65,6 +67,26 @@ def test_heartbeat_and_memory_never_change_the_stable_part(
     before, after = Soul(parts_of(persona)), Soul(parts_of(edited))
     assert before.stable == after.stable
     assert after.startswith(after.stable)
+
+
+@settings(max_examples=100)
+@given(LONG_PERSONAS, BUDGETS, PROFILE_NAMES)
+def test_the_parts_of_a_budgeted_soul_concatenate_to_it(
+    persona: dict[str, bytes], budget: Budget, profile: str | None
+) -> None:
+    """The split is made over the sections as composed, so it holds for any composed soul: cut
+    to a budget (in characters or tokens), files left out, a profile's names only."""
+    names = PROFILES[profile] if profile else BOOTSTRAP_ORDER
+    chosen = {name: data for name, data in persona.items() if name in names}
+    soul, found = compose("mem", chosen, budget=budget)
+    sections, found_too = compose_sections("mem", chosen, budget=budget)
+    parts = split_sections(zip(found_too, sections, strict=True))
+    assert found_too == found
+    assert "".join(text for text, _ in parts) == soul
+    stable = [section for name, section in zip(found, sections, strict=True) if name in STABLE_NAMES]
+    assert Soul(parts).stable == SECTION_SEPARATOR.join(stable)
+    report = compose_report("mem", chosen, budget=budget, names=names)
+    assert (report.soul, report.parts) == (soul, parts)
 
 
 def test_the_split_of_a_full_persona(tmp_path: Path) -> None:
