@@ -1,7 +1,7 @@
 """The prompt-cache scenario: a 20,000-token soul, five tools, sessions against the loopback
 providers with their caches modelled (:mod:`tests.support.prompt_cache`).
 
-Shared by ``tests/test_prompt_cache_figures.py`` (which asserts the figures) and
+Shared by ``tests/agents/test_prompt_cache_figures.py`` (which asserts the figures) and
 ``benchmarks/prompt_cache.py`` (which reports them), so both measure the very same thing.
 """
 
