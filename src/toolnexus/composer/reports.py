@@ -15,7 +15,9 @@ __all__ = ["Encoding", "FileReport", "FileStatus", "SoulReport"]
 #: The encodings a :class:`FileReport` can name.
 Encoding = Literal["utf-8", "utf-16-le", "utf-16-be"]
 
-FileStatus = Literal["present", "absent", "skipped"]
+#: ``error``: present but unreadable — only in reports asked to go on past such a file
+#: (``inspect_soul(..., on_error="report")``); a soul never silently lacks a section.
+FileStatus = Literal["present", "absent", "skipped", "error"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,9 @@ class FileReport:
     #: For a layered persona, the layer (its location) that supplied the file; ``None`` when the
     #: file is absent or the persona has a single home (so reports compare equal across backends).
     layer: str | None = None
+    #: Why a name was skipped (``"folder"``, ``"fifo"``, …) or could not be read (the error's
+    #: message); ``None`` for present and absent files.
+    reason: str | None = None
     #: Set only under a budget (see :mod:`.budget`): the body's characters after the rules,
     #: its tokens (when the budget has a tokenizer), the units of it kept in the soul, whether
     #: the budget cut it, and whether it was left out of the soul.
@@ -70,6 +75,7 @@ class FileReport:
             "line_endings_normalised": self.line_endings_normalised,
             "invalid_bytes_replaced": self.invalid_bytes_replaced,
             "layer": self.layer,
+            "reason": self.reason,
             **budgeted,
         }
 

@@ -267,26 +267,37 @@ def compose_report(
     *,
     limit: int = MAX_BOOTSTRAP_FILE_BYTES,
     sizes: Mapping[str, int] | None = None,
-    skipped: frozenset[str] = frozenset(),
+    skipped: Mapping[str, str | None] | frozenset[str] = frozenset(),
     layers: Mapping[str, str] | None = None,
     names: tuple[str, ...] = BOOTSTRAP_ORDER,
     budget: Budget | None = None,
+    errors: Mapping[str, str] | None = None,
 ) -> SoulReport:
     """Fold the present files into ``## <name>`` sections in :data:`BOOTSTRAP_ORDER`.
 
     ``prefixes`` maps each present name to its first ``limit + 1`` bytes; names outside
     ``names`` (a profile's; all of :data:`BOOTSTRAP_ORDER` by default) are ignored. ``skipped``
-    names exist but are not regular files. ``layers`` says which layer supplied each present
-    file (layered personas only). A ``budget`` is applied after the rules (:func:`.budget.fit`).
+    names exist but are not regular files (a mapping gives why: ``"folder"``). ``layers`` says
+    which layer supplied each present file (layered personas only). ``errors`` maps names that
+    could not be read to why. A ``budget`` is applied after the rules (:func:`.budget.fit`).
     """
     sizes = sizes or {}
     layers = layers or {}
+    errors = errors or {}
+    why = skipped if isinstance(skipped, Mapping) else dict.fromkeys(skipped)
     present: list[tuple[str, str]] = []
     files: list[FileReport] = []
     for name in names:
         prefix = prefixes.get(name)
         if prefix is None:
-            files.append(FileReport(name, "skipped" if name in skipped else "absent"))
+            if name in errors:
+                files.append(FileReport(name, "error", reason=errors[name]))
+            else:
+                files.append(
+                    FileReport(name, "skipped", reason=why[name])
+                    if name in why
+                    else FileReport(name, "absent")
+                )
             continue
         layer = layers.get(name)
         body, report = normalise_body(prefix, limit=limit, size=sizes.get(name), name=name, layer=layer)

@@ -1,4 +1,4 @@
-"""Write a persona home as a reproducible zip bundle: same files in, same bytes out.
+"""Write a persona home as a reproducible zip or tar bundle: same files in, same bytes out.
 
 The home is read through the same sources as :func:`compose_soul` (so the symlink rule, skipped
 non-regular files and the bundle home-folder rule all apply unchanged), but each file is copied
@@ -7,50 +7,34 @@ bundled file exactly where it cuts the original, ``compose_soul(out) == compose_
 The one bound is :data:`MAX_BUNDLE_MEMBER_BYTES` per file, so a runaway file fails loudly instead
 of filling memory.
 
-Members sit flat at the archive root, in :data:`BOOTSTRAP_ORDER`, with fixed timestamps,
-permissions, creator system and compression level, and no extra fields — so an archive depends on
-nothing but the files' names and bytes (not their mtimes, the listing order or the home's name).
+The archive is the one ``out``'s name asks for (``.tar.gz`` a gzipped tar, anything unnamed a
+zip; see :mod:`toolnexus.soul.archives`), its members flat at the root in :data:`BOOTSTRAP_ORDER`
+with fixed timestamps, owners, permissions and compression — so it depends on nothing but the
+files' names and bytes (not their mtimes, the listing order or the home's name).
 """
 
 from __future__ import annotations
 
 import errno
-import io
 import os
-import stat
 import tempfile
-import zipfile
 from collections.abc import Mapping
 from typing import Any
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error
+from toolnexus.soul.archives import BUNDLE_DATE_TIME, BUNDLE_FORMATS, archive_bytes, format_for
 from toolnexus.sources import Location, is_url, read_entries, resolve, resolve_output
 
-__all__ = ["BUNDLE_DATE_TIME", "MAX_BUNDLE_MEMBER_BYTES", "bundle_bytes", "write_bundle"]
+__all__ = ["BUNDLE_DATE_TIME", "BUNDLE_FORMATS", "MAX_BUNDLE_MEMBER_BYTES", "bundle_bytes", "write_bundle"]
 
 #: Largest bootstrap file copied into a bundle (32 times the composition cap).
 MAX_BUNDLE_MEMBER_BYTES = 64 * 1024 * 1024
 
-#: Every member's timestamp: the earliest a zip can store, so the archive never depends on mtimes.
-BUNDLE_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 
-_UNIX_CREATOR = 3
-_MEMBER_MODE = stat.S_IFREG | 0o644
-_COMPRESS_LEVEL = 9
-
-
-def bundle_bytes(files: Mapping[str, bytes]) -> bytes:
-    """The reproducible zip archive holding ``files``, members in :data:`BOOTSTRAP_ORDER`."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name in sorted(files, key=BOOTSTRAP_ORDER.index):
-            info = zipfile.ZipInfo(name, date_time=BUNDLE_DATE_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = _UNIX_CREATOR
-            info.external_attr = _MEMBER_MODE << 16
-            archive.writestr(info, files[name], compresslevel=_COMPRESS_LEVEL)
-    return buffer.getvalue()
+def bundle_bytes(files: Mapping[str, bytes], format: str = "zip") -> bytes:
+    """The reproducible archive holding ``files`` (members in :data:`BOOTSTRAP_ORDER`)."""
+    return archive_bytes(files, format)
 
 
 def _read_home(
@@ -73,7 +57,7 @@ def _read_home(
 
 def _refuse_existing(out: str) -> OSError:
     return location_error(
-        FileExistsError, out, "already exists (pass force=True, or --force, to replace it)", errno.EEXIST
+        FileExistsError, out, "already exists (pass force=True to replace it)", errno.EEXIST
     )
 
 
@@ -126,8 +110,14 @@ def write_bundle(
     fs: Any = None,
     force: bool = False,
     follow_external_symlinks: bool = False,
+    format: str | None = None,
 ) -> list[str]:
-    """Write ``home``'s bootstrap files to the zip bundle ``out``; returns the names written.
+    """Write ``home``'s bootstrap files to the bundle ``out``; returns the names written.
+
+    ``out``'s name says the archive: ``.tar``, ``.tar.gz``/``.tgz``, ``.tar.bz2``/``.tbz2``,
+    ``.tar.xz``/``.txz`` a tar of that compression, anything else a zip; ``format`` (a key of
+    :data:`BUNDLE_FORMATS`) says it for a name that does not (``aster.bundle``), and may not
+    contradict one that does. Either way ``compose_soul(out) == compose_soul(home)``.
 
     The names come in :data:`BOOTSTRAP_ORDER`, as the archive's members do, whatever order the
     home listed them in (a zip home may hold its members in any order). A failed write (a full
@@ -140,6 +130,7 @@ def write_bundle(
     existing ``out`` raises :class:`FileExistsError` unless ``force=True``.
     """
     out_path = os.fspath(out)
+    kind = format_for(out_path, format)
     out_is_url = is_url(out_path)
     home_is_url = fs is None and is_url(home)
     if storage_options and not (out_is_url or home_is_url):
@@ -148,7 +139,7 @@ def write_bundle(
     if out_fs is None:
         out_path = out_fs_path
     files = _read_home(home, storage_options if home_is_url else None, fs, follow_external_symlinks)
-    data = bundle_bytes(files)
+    data = archive_bytes(files, kind)
     try:
         if out_fs is None:
             _write_local(out_path, data, force)

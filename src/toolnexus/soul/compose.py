@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, Soul
@@ -23,7 +23,7 @@ from toolnexus.composer.rules import (
 )
 from toolnexus.sources import (
     BootstrapSource,
-    Location,
+    Entry,
     Reading,
     read_entries,
     read_entries_async,
@@ -37,19 +37,19 @@ if TYPE_CHECKING:
 __all__ = ["compose_soul", "compose_soul_async", "compose_soul_parts_async", "inspect_soul"]
 
 
-def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], frozenset[str]]:
-    """One pass over the entries: present files' prefixes, known sizes, skipped names."""
+def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], dict[str, str | None]]:
+    """One pass over the entries: present files' prefixes, known sizes, skipped names (and why)."""
     prefixes: dict[str, bytes] = {}
     sizes: dict[str, int] = {}
-    skipped: list[str] = []
+    skipped: dict[str, str | None] = {}
     for name, entry in reading.entries.items():
         if entry.data is None:
-            skipped.append(name)
+            skipped[name] = entry.why
             continue
         prefixes[name] = entry.data
         if entry.size is not None:
             sizes[name] = entry.size
-    return prefixes, sizes, frozenset(skipped)
+    return prefixes, sizes, skipped
 
 
 def _sections(reading: Reading, budget: Budget | None = None) -> tuple[list[str], list[str]]:
@@ -70,7 +70,9 @@ def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str
     return SECTION_SEPARATOR.join(sections), found
 
 
-def _report(reading: Reading, names: tuple[str, ...], budget: Budget | None) -> SoulReport:
+def _report(
+    reading: Reading, names: tuple[str, ...], budget: Budget | None, errors: Mapping[str, str] | None = None
+) -> SoulReport:
     prefixes, sizes, skipped = _split(reading)
     layers = {name: entry.origin for name, entry in reading.entries.items() if entry.origin is not None}
     return compose_report(
@@ -82,20 +84,8 @@ def _report(reading: Reading, names: tuple[str, ...], budget: Budget | None) -> 
         layers=layers,
         names=names,
         budget=budget,
+        errors=errors,
     )
-
-
-def _read(
-    dir: Location,
-    storage_options: Mapping[str, Any] | None,
-    fs: Any,
-    follow_external_symlinks: bool,
-    names: tuple[str, ...],
-) -> Reading:
-    source = resolve(
-        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
-    )
-    return read_entries(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
 
 
 def compose_soul(
@@ -166,6 +156,29 @@ async def compose_soul_async(
     return _soul(await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES), budget)
 
 
+def _read_each(
+    source: BootstrapSource, names: tuple[str, ...], failure: OSError
+) -> tuple[Reading, dict[str, str]]:
+    """After a failed batch read: every name on its own, so one bad file cannot hide the rest.
+
+    A failure of every name is the home's, not a file's (missing, unreachable): ``failure`` again.
+    """
+    entries: dict[str, Entry] = {}
+    errors: dict[str, str] = {}
+    location = source.location
+    for name in names:
+        try:
+            reading = read_entries(source, (name,), MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+        except OSError as error:
+            errors[name] = str(error)
+            continue
+        location = reading.location
+        entries.update(reading.entries)
+    if len(errors) == len(names):
+        raise failure
+    return Reading(location, entries), errors
+
+
 def inspect_soul(
     dir: str | os.PathLike[str] | Any,
     *,
@@ -175,6 +188,7 @@ def inspect_soul(
     budget: Budget | None = None,
     files: Iterable[str] | None = None,
     profile: str | None = None,
+    on_error: Literal["raise", "report"] = "raise",
 ) -> SoulReport:
     """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
 
@@ -183,10 +197,25 @@ def inspect_soul(
     file's report names the ``layer`` (location) that supplied it. With ``files``/``profile``
     the report lists only those names; with a ``budget`` each present file's report also says
     its ``chars``, ``tokens`` (when the budget has a tokenizer), ``kept`` (in the budget's unit),
-    ``budget_truncated`` and ``omitted``.
+    ``budget_truncated`` and ``omitted``. A skipped file's report says why (``reason``).
+
+    ``on_error="report"`` is for diagnostics (``toolnexus inspect``): a file that cannot be read
+    becomes a row with status ``"error"`` and the error's message as its ``reason`` instead of
+    raising, and the soul is what the *other* files give — one ``compose_soul`` would refuse to
+    return. A home that cannot be read at all still raises.
     """
     names, budget = select_names(files, profile), checked_budget(budget)
-    return _report(_read(dir, storage_options, fs, follow_external_symlinks, names), names, budget)
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+    )
+    try:
+        reading = read_entries(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+    except OSError as failure:
+        if on_error != "report":
+            raise
+        reading, errors = _read_each(source, names, failure)
+        return _report(reading, names, budget, errors)
+    return _report(reading, names, budget)
 
 
 async def compose_soul_parts_async(

@@ -80,7 +80,7 @@ class Entry(NamedTuple):
     ``data`` is ``None`` for a name that exists but is not a regular file (a directory, FIFO,
     socket or device): skipped, never read. ``size`` is the full size on the source when known.
     ``origin`` is the location that supplied it when that is not the reading's own (the layer of
-    a layered persona).
+    a layered persona). ``why`` says what a skipped name is instead (``"folder"``, ``"fifo"``).
     A named tuple, not a frozen dataclass: one is built per file per composition, and a frozen
     dataclass's ``__init__`` costs as much as a local file's ``fstat``.
     """
@@ -88,6 +88,7 @@ class Entry(NamedTuple):
     data: bytes | None
     size: int | None = None
     origin: str | None = None
+    why: str | None = None
 
 
 class Reading(NamedTuple):

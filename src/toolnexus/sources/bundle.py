@@ -150,7 +150,7 @@ class BundleSource(SourceBase):
         for path, member in sorted(by_name.items(), key=lambda item: item[1].header_offset):
             name = wanted[path]
             if member.is_dir():
-                entries[name] = Entry(None)
+                entries[name] = Entry(None, why="folder")
                 continue
             try:
                 _check_readable(member)

@@ -189,7 +189,7 @@ class FsspecSource(SourceBase):
             if isinstance(result, FileNotFoundError):
                 continue
             if isinstance(result, IsADirectoryError):
-                entries[name] = Entry(None)
+                entries[name] = Entry(None, why="folder")
                 continue
             if is_empty_range_error(result):
                 data = b""

@@ -78,7 +78,7 @@ class LayeredSource(SourceBase):
         for reading in readings:  # base first: a later (higher) layer replaces what it holds
             for name, entry in reading.entries.items():
                 if entry.data is not None or name not in merged or merged[name].data is None:
-                    merged[name] = Entry(entry.data, entry.size, entry.origin or reading.location)
+                    merged[name] = Entry(entry.data, entry.size, entry.origin or reading.location, entry.why)
         return Reading(self.location, merged)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:

@@ -54,6 +54,17 @@ _NOFOLLOW_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
 _PROC_FD = "/proc/self/fd" if sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd") else None
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, in a word: why its name is skipped."""
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+
+
 class LocalSource(SourceBase):
     """A persona home in a local directory: ``LocalSource("personas/aster")``.
 
@@ -262,7 +273,7 @@ class LocalSource(SourceBase):
                     os.close(fd)
             if dir_entry.is_symlink():
                 return self._read_symlink(dir_entry.name, limit)
-            return Entry(None)
+            return Entry(None, why=file_kind(dir_entry.stat(follow_symlinks=False).st_mode))
         except FileNotFoundError:
             return None  # removed after the scan: absent, as if the call had come later
         except OSError as error:
@@ -292,8 +303,9 @@ class LocalSource(SourceBase):
             reason = f"is a symlink that cannot be resolved ({error})"
             raise BootstrapError(f"{name} in {self.location} {reason}") from error
         self._check_inside(name, target)
-        if not stat.S_ISREG(os.stat(target).st_mode):
-            return Entry(None)
+        mode = os.stat(target).st_mode
+        if not stat.S_ISREG(mode):
+            return Entry(None, why=f"symlink to a {file_kind(mode)}")
         fd = os.open(target, _OPEN_FLAGS)
         try:
             if _PROC_FD is not None:  # the target may have been swapped since realpath: recheck

@@ -167,12 +167,25 @@ class TarSource(SourceBase):
 
     def _entry(self, archive: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> Entry:
         if not member.isreg():
-            return Entry(None)
+            return Entry(None, why=_member_kind(member))
         stream = archive.extractfile(member)
         if stream is None:  # pragma: no cover - isreg() members always have data
             return Entry(None)
         with stream:
             return Entry(stream.read(limit + 1), member.size)
+
+
+def _member_kind(member: tarfile.TarInfo) -> str:
+    """What a member that is not a regular file is, for a skipped name's reason."""
+    if member.isdir():
+        return "folder"
+    if member.issym():
+        return "symlink"
+    if member.islnk():
+        return "hard link"
+    if member.isfifo():
+        return "fifo"
+    return "device" if member.isdev() else "not a regular file"
 
 
 def _open(file: ArchiveFile, folder: str | None) -> TarSource:
