@@ -14,28 +14,32 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
-from toolnexus._tokens import DEFAULT_ENCODING
-from toolnexus.composer.budget import Budget
-from toolnexus.composer.profiles import PROFILES
+from toolnexus.cli._budget import budget_kwargs, budget_options
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_ERROR",
+    "FORMATTER",
     "Handler",
     "Parser",
     "Subparsers",
+    "add_command",
     "budget_kwargs",
     "budget_options",
     "emit",
+    "emit_json",
     "location",
     "location_kwargs",
     "location_options",
     "plural",
+    "unrecognized",
+    "warn",
 ]
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -46,15 +50,33 @@ EXIT_BROKEN_PIPE = 141
 #: Exit status for a location or option the library refused (argparse also uses 2 for usage errors).
 EXIT_ERROR = 2
 
+#: Help keeps the line breaks of descriptions and epilogs (examples are laid out by hand).
+FORMATTER = argparse.RawDescriptionHelpFormatter
+
+#: Where the commands' own warnings go: ``main`` shows them as ``toolnexus: warning: …`` lines
+#: (with the library's), and ``-q`` silences them all.
+_WARNINGS = logging.getLogger("toolnexus.cli")
+
 # -- parser habits ----------------------------------------------------------------------------
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with a habit of git, ruff and uv: a mistyped choice gets "did you mean …?".
+    """argparse with habits of git, ruff and uv: a mistyped choice or flag gets "did you mean …?",
+    and an unknown flag after a subcommand is reported with *that* subcommand's usage.
 
     Subparsers inherit the class, so this covers every command and nested choice (``memory``'s
-    actions too). Python 3.14's ``suggest_on_error`` does the same; we support 3.11.
+    actions too). Python 3.14's ``suggest_on_error`` does the choices; we support 3.11.
     """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """Leftover arguments are this parser's error, not its parent's: argparse would hand them
+        up to ``toolnexus`` and print the top-level usage, which does not show the flag meant."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(unrecognized(self, extras))
+        return parsed, extras
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         if action.choices is None or value in action.choices:
@@ -64,6 +86,17 @@ class Parser(argparse.ArgumentParser):
         what = "unknown command" if isinstance(action, argparse._SubParsersAction) else "invalid choice"
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise argparse.ArgumentError(action, f"{what} {value!r}{hint} (choose from {', '.join(choices)})")
+
+
+def unrecognized(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
+    """``unrecognized arguments: --jsn; did you mean '--json'?`` (difflib over the parser's flags)."""
+    flags = [flag for action in parser._actions for flag in action.option_strings]
+    hints = []
+    for extra in extras:
+        if extra.startswith("-"):
+            close = difflib.get_close_matches(extra.partition("=")[0], flags, n=1)
+            hints += [f"did you mean {close[0]!r}?"] if close else []
+    return f"unrecognized arguments: {' '.join(extras)}" + "".join(f"; {hint}" for hint in hints)
 
 
 def location(value: str) -> str:
@@ -78,6 +111,30 @@ def location(value: str) -> str:
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     """``"1 line ending"``, ``"2 line endings"``: every count the commands print goes through here."""
     return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+
+
+def add_command(
+    subparsers: Subparsers,
+    name: str,
+    summary: str,
+    example: str,
+    handler: Handler,
+    *,
+    symlinks: bool = True,
+    budget: bool = False,
+) -> argparse.ArgumentParser:
+    """A subcommand with the location options (``budget``: and the budget options), ``summary`` as
+    its help and ``example`` as its epilog."""
+    parser = subparsers.add_parser(
+        name,
+        parents=[location_options(symlinks=symlinks), *([budget_options()] if budget else [])],
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        epilog=example if example.startswith("example") else f"example:\n  {example}",
+        formatter_class=FORMATTER,
+    )
+    parser.set_defaults(handler=handler)
+    return parser
 
 
 # -- shared options ---------------------------------------------------------------------------
@@ -145,67 +202,6 @@ def location_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _units(text: str) -> int:
-    """``type=`` for ``--per-file``/``--total``: a whole number of at least 1."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return int(text)
-
-
-def _encoding(text: str) -> str:
-    """``type=`` for ``--tokens``: an encoding name, not the location it swallowed by mistake."""
-    if not text or any(mark in text for mark in "/\\.:") or os.path.exists(text):
-        raise argparse.ArgumentTypeError(
-            f"expected a tiktoken encoding name, got {text!r}; put the location before --tokens, "
-            f"or write --tokens={DEFAULT_ENCODING}"
-        )
-    return text
-
-
-def budget_options() -> argparse.ArgumentParser:
-    """A parent parser with the options that fit a soul to a model: budget and profile."""
-    parent = argparse.ArgumentParser(add_help=False)
-    group = parent.add_argument_group("budget options")
-    group.add_argument(
-        "--per-file",
-        type=_units,
-        metavar="N",
-        help="cut each file's body to N characters (tokens with --tokens): head, one marker line, tail",
-    )
-    group.add_argument(
-        "--total",
-        type=_units,
-        metavar="N",
-        help="fit the whole soul in N characters (tokens with --tokens), shared fairly among the files",
-    )
-    group.add_argument(
-        "--tokens",
-        nargs="?",
-        const=DEFAULT_ENCODING,
-        type=_encoding,
-        metavar="ENCODING",
-        help=f"count tokens instead of characters with this tiktoken encoding (default {DEFAULT_ENCODING}, "
-        "bundled; needs pip install 'toolnexus[tokens]')",
-    )
-    group.add_argument(
-        "--profile",
-        choices=list(PROFILES),
-        help="compose only this session profile's files (group: all but MEMORY.md; "
-        "subagent: AGENTS.md and TOOLS.md; heartbeat: HEARTBEAT.md; cron; main: all)",
-    )
-    return parent
-
-
-def budget_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """``budget`` and ``profile`` for ``compose_soul`` and friends, from :func:`budget_options`."""
-    budget = None
-    if args.tokens is not None:
-        budget = Budget(per_file=args.per_file, total=args.total, unit="tokens", tokenizer=args.tokens)
-    elif args.per_file is not None or args.total is not None:
-        budget = Budget(per_file=args.per_file, total=args.total)
-    return {"budget": budget, "profile": args.profile}
-
-
 # -- output -----------------------------------------------------------------------------------
 
 
@@ -230,3 +226,13 @@ def emit(text: str) -> None:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         raise SystemExit(EXIT_BROKEN_PIPE) from None
+
+
+def emit_json(value: Any) -> None:
+    """``--json`` output: one object, indented, non-ASCII as is, then a newline."""
+    emit(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def warn(message: str) -> None:
+    """A ``toolnexus: warning: …`` line on stderr, unless the command runs with ``-q``."""
+    _WARNINGS.warning(message)

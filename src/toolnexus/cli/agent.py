@@ -1,7 +1,9 @@
 """``toolnexus ask HOME PROMPT`` and ``toolnexus chat HOME``: run a persona against a model.
 
 The API key comes from the provider's usual environment variable (``OPENAI_API_KEY``,
-``ANTHROPIC_API_KEY``); with ``--base-url`` (a local OpenAI-compatible server) none is needed.
+``ANTHROPIC_API_KEY``); with ``--base-url`` an OpenAI-compatible local server needs none. A
+missing key is reported before anything is sent, naming the variable (the SDKs' own messages
+name their Python arguments instead).
 Exit status: 0 answered; 1 the run stopped at ``--max-turns`` without a final answer; 2 a
 storage, usage or provider error (one ``toolnexus: error: …`` line, from :func:`toolnexus.cli.app.main`).
 """
@@ -9,32 +11,38 @@ storage, usage or provider error (one ``toolnexus: error: …`` line, from :func
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 from toolnexus.agents import Agent, AnthropicModel, OpenAIChatModel, RunResult, agent_from_dir
 from toolnexus.cli._support import (
+    FORMATTER,
     Subparsers,
     budget_kwargs,
     budget_options,
     emit,
+    emit_json,
     location,
     location_options,
     plural,
 )
+from toolnexus.cli.chat import converse
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS
 
-__all__ = ["EXIT_UNFINISHED", "register"]
+__all__ = ["EXIT_UNFINISHED", "answer", "register"]
 
 #: Exit status when the model still wanted tools after ``--max-turns``.
 EXIT_UNFINISHED = 1
 
-#: Lines ``chat`` reads as commands rather than prompts.
-NEW_SESSION, QUIT = "/new", ("/exit", "/quit")
+#: Environment variables that hold a key each provider's SDK accepts (the first is the usual one).
+KEY_VARIABLES = {
+    "openai": ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY"),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+}
 
-_HOME_HELP = "persona home: a folder, a zip bundle (with --no-memory) or an fsspec URL"
+_HOME_HELP = "persona home: a folder, a zip or tar bundle (with --no-memory) or an fsspec URL"
 
 _ASK_EXAMPLES = """examples (the persona may edit its memory: work on a copy, or pass --no-memory):
   cp -r examples/aster /tmp/aster
@@ -44,8 +52,9 @@ _ASK_EXAMPLES = """examples (the persona may edit its memory: work on a copy, or
       --model claude-sonnet-4-6
 """
 
-_CHAT_EXAMPLES = """One soul per session: memory edits show after /new, which starts a new session.
-Type /exit (or end the input) to leave.
+_CHAT_EXAMPLES = """One soul per session: memory edits show after /reset, which starts a new session.
+Type /help for the commands, /exit (or end the input) to leave. On a terminal, lines can be
+edited and recalled (readline); a provider error is reported and the chat goes on.
 
 example (the persona may edit its memory: work on a copy):
   cp -r examples/aster /tmp/aster
@@ -53,10 +62,26 @@ example (the persona may edit its memory: work on a copy):
 """
 
 
+def _require_key(provider: str, base_url: str | None) -> None:
+    """Name the variable to set, before the SDK fails with its own wording. An OpenAI-compatible
+    ``--base-url`` needs no key (one is made up); the anthropic SDK always wants one."""
+    variables = KEY_VARIABLES[provider]
+    if any(os.environ.get(variable) for variable in variables):
+        return
+    if provider == "openai" and base_url is not None:
+        return
+    if base_url is None:
+        local = " (or pass --base-url for a local server that needs none)" if provider == "openai" else ""
+    else:
+        local = f" (any value, if the server at {base_url} ignores it)"
+    raise ValueError(f"no API key for {provider}: set {variables[0]}{local}")
+
+
 def _agent(args: argparse.Namespace) -> Agent:
     model_name = args.model or os.environ.get("TOOLNEXUS_MODEL")
     if not model_name:
         raise ValueError("no model: pass --model NAME (or set TOOLNEXUS_MODEL)")
+    _require_key(args.provider, args.base_url)
     model_class: Any = AnthropicModel if args.provider == "anthropic" else OpenAIChatModel
     model = model_class(
         model_name, base_url=args.base_url, max_retries=args.max_retries, timeout=args.timeout
@@ -72,9 +97,11 @@ def _agent(args: argparse.Namespace) -> Agent:
     )
 
 
-def _answer(result: RunResult, args: argparse.Namespace) -> int:
+def answer(result: RunResult, args: argparse.Namespace) -> int:
+    """Print one answer (``--json``: as an object); with ``-v`` one usage line on stderr. Exit
+    status 0, or 1 (with a warning) when it stopped at ``--max-turns``."""
     if getattr(args, "json", False):
-        emit(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        emit_json(result.to_dict())
     else:
         emit(result.text + "\n" if result.text else "")
     if args.verbose:
@@ -92,34 +119,42 @@ def _answer(result: RunResult, args: argparse.Namespace) -> int:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    return _answer(_agent(args).run_sync(args.prompt), args)
+    return answer(_agent(args).run_sync(args.prompt), args)
 
 
 def _chat(args: argparse.Namespace) -> int:
+    return converse(_agent(args), lambda result: answer(result, args))
+
+
+def _base_url(text: str) -> str:
+    """An http(s) URL: ``localhost:11434`` would reach the SDK as a bare "Connection error."."""
+    parts = urlsplit(text)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return text
+    example = "http://HOST:PORT/v1"
+    raise argparse.ArgumentTypeError(f"expected a URL with its scheme, like {example}, got {text!r}")
+
+
+def _count(text: str, least: int = 0) -> int:
+    """A whole number of at least ``least``, with the argument's own error if not."""
+    if not text.isdigit() or int(text) < least:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, got {text!r}")
+    return int(text)
+
+
+def _turns(text: str) -> int:
+    return _count(text, least=1)
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds."""
     try:
-        return _converse(_agent(args), args)
-    except KeyboardInterrupt:  # Ctrl-C ends the chat like a shell would, without a traceback
-        print(file=sys.stderr)
-        return 130
-
-
-def _converse(agent: Agent, args: argparse.Namespace) -> int:
-    interactive = sys.stdin.isatty()
-    status = 0
-    while True:  # one iteration per session
-        with agent.session() as chat:
-            while True:
-                if interactive:
-                    print(f"{agent.name}> ", end="", file=sys.stderr, flush=True)
-                line = sys.stdin.readline()
-                prompt = line.strip()
-                if not line or prompt in QUIT:
-                    return status
-                if prompt == NEW_SESSION:
-                    print("toolnexus: new session (soul recomposed)", file=sys.stderr)
-                    break
-                if prompt:
-                    status = _answer(chat.send(prompt), args)
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return seconds
 
 
 def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argparse.ArgumentParser:
@@ -129,7 +164,7 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
         help=summary,
         description=summary[0].upper() + summary[1:] + ".",
         epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=FORMATTER,
     )
     parser.add_argument("home", type=location, metavar="HOME", help=_HOME_HELP)
     model = parser.add_argument_group("model options")
@@ -138,12 +173,19 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
         "--provider",
         choices=("openai", "anthropic"),
         default="openai",
-        help="wire format: openai (Chat Completions, any compatible server; the default) or anthropic",
+        help="wire format: openai (Chat Completions, any compatible server; the default) or anthropic; "
+        "the key comes from OPENAI_API_KEY or ANTHROPIC_API_KEY",
     )
-    model.add_argument("--base-url", help="the provider's URL, e.g. http://localhost:11434/v1 for Ollama")
+    model.add_argument(
+        "--base-url",
+        type=_base_url,
+        metavar="URL",
+        help="the provider's URL, e.g. http://localhost:11434/v1 for Ollama",
+    )
     model.add_argument(
         "--max-retries",
         type=_count,
+        metavar="N",
         default=2,
         help="retries of a failed model call, with the SDK's backoff (default: %(default)s; 0 fails fast)",
     )
@@ -155,9 +197,10 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
     )
     model.add_argument(
         "--max-turns",
-        type=int,
+        type=_turns,
+        metavar="N",
         default=DEFAULT_MAX_TURNS,
-        help="model calls per answer (default: %(default)s)",
+        help="model calls per answer, at least 1 (default: %(default)s)",
     )
     model.add_argument(
         "--no-memory", action="store_true", help="run without the memory tool (read-only homes)"
@@ -176,30 +219,14 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
     return parser
 
 
-def _count(text: str) -> int:
-    """A whole number of at least 0, with the argument's own error if not."""
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 0, got {text!r}")
-    return int(text)
-
-
-def _seconds(text: str) -> float:
-    """A positive number of seconds."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = float("nan")
-    if not seconds > 0 or seconds == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return seconds
-
-
 def register(subparsers: Subparsers) -> None:
     """Add ``ask HOME PROMPT`` and ``chat HOME``."""
     ask = _add(subparsers, "ask", "ask a persona one question and print its answer", _ASK_EXAMPLES)
     ask.add_argument("prompt", metavar="PROMPT", help="what to ask")
     ask.add_argument(
-        "--json", action="store_true", help="print the answer as JSON: text, status, turns and usage"
+        "--json",
+        action="store_true",
+        help='print {"text", "status", "turns", "usage"} as one object instead of the answer',
     )
     ask.set_defaults(handler=_ask)
     chat = _add(subparsers, "chat", "talk with a persona, one line per message", _CHAT_EXAMPLES)

@@ -1,38 +1,32 @@
 """Command line front end (``toolnexus``): argparse only, the logic lives in :mod:`toolnexus.agents`.
 
 Every subcommand is a ``register(subparsers)`` function listed in :data:`REGISTRARS`; its handler
-is set with ``parser.set_defaults(handler=fn)`` (see :mod:`toolnexus.cli_support` for the
+is set with ``parser.set_defaults(handler=fn)`` (see :mod:`toolnexus.cli._support` for the
 convention and the shared options). :func:`main` turns the library's errors into one
-``toolnexus: error: …`` line and exit status 2, for every handler alike.
+``toolnexus: error: …`` line (in the command line's words: flags, not Python names) and exit
+status 2, for every handler alike.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import cast
 
 from toolnexus import __version__
-from toolnexus.agents import ModelError, SoulReport, compose_soul, inspect_soul, write_bundle
+from toolnexus.agents import ModelError
 from toolnexus.cli import agent as agent_cli
+from toolnexus.cli import bundle as bundle_cli
 from toolnexus.cli import memory as memory_cli
-from toolnexus.cli._support import (
-    EXIT_ERROR,
-    Handler,
-    Parser,
-    Subparsers,
-    budget_kwargs,
-    budget_options,
-    emit,
-    location,
-    location_kwargs,
-    location_options,
-    plural,
-)
+from toolnexus.cli import meta as meta_cli
+from toolnexus.cli import persona as persona_cli
+from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit
+from toolnexus.cli._wording import for_people
+from toolnexus.cli.completion import COMPLETE_VARIABLE, complete
 from toolnexus.cli.table import format_table
 
 __all__ = ["REGISTRARS", "build_parser", "format_table", "main"]
@@ -40,129 +34,11 @@ __all__ = ["REGISTRARS", "build_parser", "format_table", "main"]
 #: Errors the library raises for bad locations and options; anything else is a bug and keeps its traceback.
 _USER_ERRORS = (OSError, TypeError, ValueError, ImportError, ModelError)
 
-_FORMATTER = argparse.RawDescriptionHelpFormatter
-
-
-# -- subcommands ------------------------------------------------------------------------------
-
-
-def _home(locations: list[str]) -> str | list[str]:
-    """One location as itself; several are layers, base first."""
-    return locations[0] if len(locations) == 1 else locations
-
-
-def _report(args: argparse.Namespace) -> SoulReport:
-    return inspect_soul(_home(args.location), **location_kwargs(args), **budget_kwargs(args))
-
-
-def _emit_json(args: argparse.Namespace) -> None:
-    report = _report(args)
-    emit(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
-
-
-def _soul(args: argparse.Namespace) -> int:
-    if args.json:
-        _emit_json(args)
-    else:
-        soul, _found = compose_soul(_home(args.location), **location_kwargs(args), **budget_kwargs(args))
-        emit(soul + "\n" if soul else "")
-    return 0
-
-
-def _inspect(args: argparse.Namespace) -> int:
-    if args.json:
-        _emit_json(args)
-    else:
-        emit(format_table(_report(args)))
-    return 0
-
-
-def _check(args: argparse.Namespace) -> int:
-    report = _report(args)
-    if not report.found:
-        if not args.quiet:
-            print(f"toolnexus: no bootstrap file in {report.location}", file=sys.stderr)
-        return 1
-    if not args.quiet:
-        emit("".join(f"{name}\n" for name in report.found))
-    return 0
-
-
-def _bundle(args: argparse.Namespace) -> int:
-    names = write_bundle(_home(args.home), args.out, force=args.force, **location_kwargs(args))
-    emit(f"wrote {args.out}: {plural(len(names), 'file')} ({', '.join(names) or 'empty home'})\n")
-    return 0
-
-
-def _add_command(
-    subparsers: Subparsers, name: str, summary: str, example: str, handler: Handler, *, budget: bool = True
-) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        name,
-        parents=[location_options(), *([budget_options()] if budget else [])],
-        help=summary,
-        description=summary[0].upper() + summary[1:] + ".",
-        epilog=f"example:\n  {example}",
-        formatter_class=_FORMATTER,
-    )
-    parser.set_defaults(handler=handler)
-    return parser
-
-
-_LOCATION_HELP = (
-    "persona home: a directory, a zip or tar bundle, an fsspec URL or a chained URL; "
-    "several are layers, base first (the topmost layer holding a file wins)"
-)
-_JSON_HELP = "print the full report as JSON (the same as soul --json and inspect --json)"
-
-
-def register_soul(subparsers: Subparsers) -> None:
-    """``toolnexus soul LOCATION [LOCATION ...] [--json]``."""
-    example = "toolnexus soul s3://bucket/personas/aster -o endpoint_url=http://127.0.0.1:9000"
-    parser = _add_command(subparsers, "soul", "print the composed soul", example, _soul)
-    parser.add_argument("location", type=location, metavar="LOCATION", nargs="+", help=_LOCATION_HELP)
-    parser.add_argument("--json", action="store_true", help=_JSON_HELP)
-
-
-def register_inspect(subparsers: Subparsers) -> None:
-    """``toolnexus inspect LOCATION [LOCATION ...]``."""
-    summary = "show what each bootstrap file contributed"
-    parser = _add_command(subparsers, "inspect", summary, "toolnexus inspect examples/aster", _inspect)
-    parser.add_argument("location", type=location, metavar="LOCATION", nargs="+", help=_LOCATION_HELP)
-    parser.add_argument("--json", action="store_true", help=_JSON_HELP)
-
-
-def register_check(subparsers: Subparsers) -> None:
-    """``toolnexus check LOCATION [LOCATION ...]``: exit 0 listing the found names, 1 when there are none."""
-    summary = "list the bootstrap files found; exit 1 when there are none"
-    example = "toolnexus check zip://aster::s3://bucket/aster.zip -o s3.anon=true"
-    parser = _add_command(subparsers, "check", summary, example, _check)
-    parser.add_argument("location", type=location, metavar="LOCATION", nargs="+", help=_LOCATION_HELP)
-    parser.add_argument(
-        "-q", "--quiet", action="store_true", help="print nothing; only the exit status tells"
-    )
-
-
-def register_bundle(subparsers: Subparsers) -> None:
-    """``toolnexus bundle HOME [HOME ...] OUT [--force]``."""
-    summary = "write the home's bootstrap files to a reproducible zip bundle"
-    example = "toolnexus bundle examples/aster aster.zip"
-    parser = _add_command(subparsers, "bundle", summary, example, _bundle, budget=False)
-    parser.add_argument(
-        "home", type=location, metavar="HOME", nargs="+", help=_LOCATION_HELP + "; layers are flattened"
-    )
-    parser.add_argument(
-        "out", type=location, metavar="OUT", help="the bundle to write: a path or an fsspec URL"
-    )
-    parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
-
-
 #: Every subcommand, in ``--help`` order; another module adds its own ``register`` here.
+#: ``help`` and ``completion`` follow them all (they describe the whole parser).
 REGISTRARS: list[Callable[[Subparsers], None]] = [
-    register_soul,
-    register_inspect,
-    register_check,
-    register_bundle,
+    persona_cli.register,
+    bundle_cli.register,
     memory_cli.register,
     agent_cli.register,
 ]
@@ -173,24 +49,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="toolnexus",
         description="Compose, inspect, check and bundle AI persona homes, wherever they live.",
-        epilog="example:\n  toolnexus soul examples/aster\n\nsee 'toolnexus COMMAND --help' for more",
-        formatter_class=_FORMATTER,
+        epilog="example:\n  toolnexus soul examples/aster\n\nsee 'toolnexus help COMMAND' for more",
+        formatter_class=FORMATTER,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"%(prog)s {__version__}")
     # Subparsers inherit Parser (and its "did you mean"); the cast is for the registrars' type.
     subparsers = cast(Subparsers, parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     for register in REGISTRARS:
         register(subparsers)
+    meta_cli.register(subparsers, parser)
     return parser
 
 
+class _PeopleFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return for_people(super().format(record))
+
+
 @contextmanager
-def _warnings_to_stderr() -> Iterator[None]:
-    """Show the library's warnings (e.g. truncation) as ``toolnexus: warning: …`` lines."""
+def _warnings_to_stderr(quiet: bool) -> Iterator[None]:
+    """Show the library's and the commands' warnings (truncation, an empty home) as
+    ``toolnexus: warning: …`` lines; ``quiet`` drops them (a handler that drops is still a
+    handler: without one, logging's last resort would print them anyway)."""
     logger = logging.getLogger("toolnexus")
-    handler = logging.StreamHandler(sys.stderr)
+    handler: logging.Handler = logging.NullHandler() if quiet else logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("toolnexus: warning: %(message)s"))
+    handler.setFormatter(_PeopleFormatter("toolnexus: warning: %(message)s"))
     logger.addHandler(handler)
     try:
         yield
@@ -203,19 +87,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Bare ``toolnexus`` prints the full help on stderr and exits 2, as ruff and uv do: it is still a
     usage mistake (a script that lost its arguments fails), and ``--help`` prints it with status 0.
+    With ``_TOOLNEXUS_COMPLETE=SHELL`` set, the arguments are the words typed so far and the
+    answer is what completes the last one (see :mod:`toolnexus.cli.completion`).
     """
     parser = build_parser()
-    if not (sys.argv[1:] if argv is None else argv):
+    words = sys.argv[1:] if argv is None else list(argv)
+    shell = os.environ.get(COMPLETE_VARIABLE)
+    if shell:
+        emit(complete(parser, shell, words))
+        return 0
+    if not words:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
-    args = parser.parse_args(argv)
+    args = parser.parse_args(words)
     handler: Handler = args.handler
-    with _warnings_to_stderr():
+    with _warnings_to_stderr(quiet=getattr(args, "quiet", False)):
         try:
             return handler(args)
         except _USER_ERRORS as error:
             message = " ".join(str(error).splitlines()) or type(error).__name__
-            print(f"toolnexus: error: {message}", file=sys.stderr)
+            print(f"toolnexus: error: {for_people(message)}", file=sys.stderr)
             return EXIT_ERROR
 
 

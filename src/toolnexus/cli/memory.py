@@ -74,7 +74,10 @@ def register(subparsers: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "location", type=location, help="persona home: a folder, an fsspec URL (s3://bucket/aster), …"
+        "location",
+        type=location,
+        metavar="LOCATION",
+        help="persona home: a folder, an fsspec URL (s3://bucket/aster), …",
     )
     parser.add_argument("--single-writer", action="store_true", help=_SINGLE_WRITER_HELP)
     actions = parser.add_subparsers(dest="action", required=True, metavar="{view,append,replace,remove}")

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from toolnexus.agents import Budget, FileReport, SoulReport
 from toolnexus.cli._support import plural
+from toolnexus.cli._wording import for_people
 
 __all__ = ["format_table"]
 
 
-def _notes(file: FileReport) -> str:
+def _reason(file: FileReport, location: str) -> str:
+    """Why a row is skipped or an error, short: the location is on the summary line already."""
+    reason = for_people(file.reason or "").replace(f" in {location}", "")
+    return reason.removeprefix(f"{file.name} ")
+
+
+def _notes(file: FileReport, location: str) -> str:
+    if file.status in ("skipped", "error"):
+        return _reason(file, location)
     notes = ["truncated at the cap"] if file.truncated else []
     if file.encoding not in (None, "utf-8"):
         notes.append(file.encoding)
@@ -29,7 +38,7 @@ def _number(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def _row(file: FileReport, budget: Budget | None, layered: bool) -> list[str]:
+def _row(file: FileReport, budget: Budget | None, layered: bool, location: str) -> list[str]:
     present = file.status == "present"
     size = "-" if not present else "?" if file.size is None else str(file.size)
     row = [file.name, file.status, size, str(file.kept_bytes) if present else "-"]
@@ -38,7 +47,7 @@ def _row(file: FileReport, budget: Budget | None, layered: bool) -> list[str]:
         if budget.token_counter is not None:
             row.append(_number(file.tokens))
         row.append(_number(file.kept))
-    return [*row, *([file.layer or "-"] if layered else []), _notes(file)]
+    return [*row, *([file.layer or "-"] if layered else []), _notes(file, location)]
 
 
 def _budget_line(report: SoulReport, budget: Budget) -> str:
@@ -57,7 +66,8 @@ def format_table(report: SoulReport) -> str:
 
     A layered persona gets a LAYER column, before NOTES, naming the layer each file came from.
     Under a budget, CHARS, TOKENS (with a tokenizer) and KEPT CHARS or KEPT TOKENS (the units of
-    the file in the soul) follow KEPT, and a last line sums the budget up.
+    the file in the soul) follow KEPT, and a last line sums the budget up. Skipped and error rows
+    say why in NOTES; the summary counts the files that could not be read.
     """
     layered = any(file.layer is not None for file in report.files)
     budget = report.budget
@@ -69,7 +79,7 @@ def format_table(report: SoulReport) -> str:
             f"KEPT {budget.unit.upper()}",
         ]
     header += [*(["LAYER"] if layered else []), "NOTES"]
-    rows = [header, *(_row(file, budget, layered) for file in report.files)]
+    rows = [header, *(_row(file, budget, layered, report.location) for file in report.files)]
     widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
     lines = []
     for row in rows:  # NOTES, last, is free text: neither padded nor aligned
@@ -79,9 +89,11 @@ def format_table(report: SoulReport) -> str:
         ]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     soul_bytes = len(report.soul.encode("utf-8"))
+    failed = sum(file.status == "error" for file in report.files)
+    unread = f"; {plural(failed, 'file')} could not be read" if failed else ""
     lines.append(
-        f"{len(report.found)} of {plural(len(report.files), 'bootstrap file')} found in {report.location}; "
-        f"soul: {plural(len(report.soul), 'character')}, {plural(soul_bytes, 'byte')}"
+        f"{len(report.found)} of {plural(len(report.files), 'bootstrap file')} found in {report.location}"
+        f"{unread}; soul: {plural(len(report.soul), 'character')}, {plural(soul_bytes, 'byte')}"
     )
     if budget is not None:
         lines.append(_budget_line(report, budget))

@@ -1,0 +1,138 @@
+"""Shell completion for bash, zsh and fish, answered by the ``toolnexus`` parser itself.
+
+``toolnexus completion SHELL`` prints a small script; the shell function it defines runs
+``toolnexus`` again with ``_TOOLNEXUS_COMPLETE=SHELL`` in the environment and the words typed so
+far as arguments, and :func:`candidates` walks the same argparse parser that parses a real
+command line. So completion can never disagree with ``--help``: a command, flag or choice added
+to the parser completes at once. Positions that take a location or free text answer nothing, and
+the shell completes file names there.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+__all__ = ["COMPLETE_VARIABLE", "SCRIPTS", "candidates", "complete"]
+
+#: The environment variable that turns a ``toolnexus`` run into a completion request.
+COMPLETE_VARIABLE = "_TOOLNEXUS_COMPLETE"
+
+_BASH = """\
+# bash completion for toolnexus: add to ~/.bashrc
+#   eval "$(toolnexus completion bash)"
+_toolnexus() {
+    local IFS=$'\\n'
+    COMPREPLY=($(_TOOLNEXUS_COMPLETE=bash "${COMP_WORDS[0]}" "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))
+}
+complete -o default -F _toolnexus toolnexus
+"""
+
+_ZSH = """\
+#compdef toolnexus
+# zsh completion for toolnexus: add to ~/.zshrc (after compinit)
+#   eval "$(toolnexus completion zsh)"
+_toolnexus() {
+    local -a candidates
+    candidates=("${(@f)$(_TOOLNEXUS_COMPLETE=zsh "${words[1]}" "${(@)words[2,CURRENT]}" 2>/dev/null)}")
+    if [[ -n "${candidates[1]}" ]]; then
+        _describe toolnexus candidates
+    else
+        _files
+    fi
+}
+if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then
+    _toolnexus "$@"
+else
+    compdef _toolnexus toolnexus
+fi
+"""
+
+_FISH = """\
+# fish completion for toolnexus: save as ~/.config/fish/completions/toolnexus.fish
+#   toolnexus completion fish > ~/.config/fish/completions/toolnexus.fish
+function __toolnexus_complete
+    set -l words (commandline -opc)
+    set -l current (commandline -ct)
+    set -l found (env _TOOLNEXUS_COMPLETE=fish $words[1] $words[2..-1] $current 2>/dev/null)
+    if test (count $found) -gt 0
+        printf '%s\\n' $found
+    else
+        __fish_complete_path $current
+    end
+end
+complete -c toolnexus -f -a '(__toolnexus_complete)'
+"""
+
+#: The script ``toolnexus completion SHELL`` prints, by shell.
+SCRIPTS = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH}
+
+
+def _positionals(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [action for action in parser._actions if not action.option_strings]
+
+
+def _walk(
+    parser: argparse.ArgumentParser, words: Sequence[str]
+) -> tuple[argparse.ArgumentParser, argparse.Action | None, argparse.Action | None]:
+    """Follow ``words`` (complete ones) through the parser: the parser reached, the option still
+    waiting for its value (if any) and the positional argument the next word fills (if any)."""
+    positionals, index, waiting = _positionals(parser), 0, None
+    for word in words:
+        if waiting is not None:
+            waiting = None
+        elif word.startswith("-") and word != "-":
+            action = parser._option_string_actions.get(word.partition("=")[0])
+            if action is not None and action.nargs != 0 and "=" not in word:
+                waiting = action
+        elif index < len(positionals):
+            action = positionals[index]
+            if isinstance(action, argparse._SubParsersAction) and word in action.choices:
+                parser = action.choices[word]
+                positionals, index = _positionals(parser), 0
+            elif action.nargs not in ("+", "*", argparse.REMAINDER):
+                index += 1  # several values: the following words may still be this argument's
+    return parser, waiting, positionals[index] if index < len(positionals) else None
+
+
+def _help(action: argparse.Action) -> str:
+    text = action.help if isinstance(action.help, str) and action.help != argparse.SUPPRESS else ""
+    return text.split(";")[0].split(". ")[0]
+
+
+def candidates(root: argparse.ArgumentParser, words: Sequence[str]) -> list[tuple[str, str]]:
+    """``(word, description)`` pairs completing the last of ``words`` (the program name left out)."""
+    *done, current = list(words) or [""]
+    parser, waiting, positional = _walk(root, done)
+    if waiting is not None:
+        options: list[tuple[str, str]] = [(str(choice), "") for choice in waiting.choices or ()]
+    elif current.startswith("-"):
+        options = [
+            (flag, _help(action))
+            for action in parser._actions
+            if action.help != argparse.SUPPRESS
+            for flag in action.option_strings
+        ]
+    elif isinstance(positional, argparse._SubParsersAction):
+        helps = {choice.dest: choice.help or "" for choice in positional._choices_actions}
+        options = [(name, helps.get(name, "")) for name in positional.choices]
+    elif positional is not None and positional.choices:
+        options = [(str(choice), "") for choice in positional.choices]
+    else:
+        options = []  # a location, a prompt, text: the shell completes file names
+    return [(word, text) for word, text in options if word.startswith(current)]
+
+
+def complete(root: argparse.ArgumentParser, shell: str, words: Sequence[str]) -> str:
+    """What the shell function reads: one candidate a line (fish: tab, then a description;
+    zsh: ``word:description`` for ``_describe``)."""
+    lines = []
+    for word, text in candidates(root, words):
+        if shell == "fish" and text:
+            lines.append(f"{word}\t{text}")
+        elif shell == "zsh":
+            escaped = word.replace(":", "\\:")
+            lines.append(f"{escaped}:{text}" if text else escaped)
+        else:
+            lines.append(word)
+    return "".join(f"{line}\n" for line in lines)

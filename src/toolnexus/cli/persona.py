@@ -1,0 +1,129 @@
+"""``toolnexus soul``, ``inspect`` and ``check``: what a persona home composes to, file by file.
+
+Exit status: 0 done; 1 ``check`` found no bootstrap file; 2 an error (a storage, location or usage
+error as one ``toolnexus: error: …`` line; for ``inspect``, a file that cannot be read, after the
+table that shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from toolnexus.agents import SoulReport, compose_soul, inspect_soul
+from toolnexus.cli._support import (
+    EXIT_ERROR,
+    Subparsers,
+    add_command,
+    budget_kwargs,
+    emit,
+    emit_json,
+    location,
+    location_kwargs,
+    warn,
+)
+from toolnexus.cli._wording import for_people
+from toolnexus.cli.table import format_table
+
+__all__ = ["LOCATION_HELP", "home", "register"]
+
+LOCATION_HELP = (
+    "persona home: a directory, a zip or tar bundle, an fsspec URL or a chained URL; "
+    "several are layers, base first (the topmost layer holding a file wins)"
+)
+_JSON_HELP = "print the full report as JSON (the same as soul --json and inspect --json)"
+
+
+def home(locations: list[str]) -> str | list[str]:
+    """One location as itself; several are layers, base first."""
+    return locations[0] if len(locations) == 1 else locations
+
+
+def _report_json(report: SoulReport) -> dict[str, Any]:
+    """The report as JSON, its reasons in the command line's words."""
+    data = report.to_dict()
+    for file in data["files"]:
+        if file["reason"] is not None:
+            file["reason"] = for_people(file["reason"])
+    return data
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """``compose_soul``'s keyword arguments from the location and budget options."""
+    return {**location_kwargs(args), **budget_kwargs(args)}
+
+
+def _warn_if_empty(report: SoulReport, profile: str | None) -> None:
+    """An empty soul because the home holds no bootstrap file (of the profile) says so."""
+    if not any(file.status == "present" for file in report.files):
+        of_profile = f" of the {profile} profile" if profile else ""
+        warn(f"no bootstrap file{of_profile} in {report.location}")
+
+
+def _soul(args: argparse.Namespace) -> int:
+    if args.json:
+        report = inspect_soul(home(args.location), **_options(args))
+        emit_json(_report_json(report))
+        _warn_if_empty(report, args.profile)
+        return 0
+    soul, found = compose_soul(home(args.location), **_options(args))
+    emit(soul + "\n" if soul else "")
+    if not found:  # the rare path: read again for what the library found, and where
+        _warn_if_empty(inspect_soul(home(args.location), **_options(args)), args.profile)
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    report = inspect_soul(home(args.location), on_error="report", **_options(args))
+    if args.json:
+        emit_json(_report_json(report))
+    else:
+        emit(format_table(report))
+    failed = [file for file in report.files if file.status == "error"]
+    for file in failed:
+        print(f"toolnexus: error: {for_people(file.reason or file.name)}", file=sys.stderr)
+    return EXIT_ERROR if failed else 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    report = inspect_soul(home(args.location), **_options(args))
+    if args.json:
+        emit_json({"location": report.location, "found": report.found})
+    if not report.found:
+        if not args.quiet:  # the answer, not a warning: exit 1 says it to a script
+            print(f"toolnexus: no bootstrap file in {report.location}", file=sys.stderr)
+        return 1
+    if not (args.quiet or args.json):
+        emit("".join(f"{name}\n" for name in report.found))
+    return 0
+
+
+def _locations(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("location", type=location, metavar="LOCATION", nargs="+", help=LOCATION_HELP)
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add ``soul``, ``inspect`` and ``check``, each ``LOCATION [LOCATION ...]``."""
+    example = "toolnexus soul s3://bucket/personas/aster -o endpoint_url=http://127.0.0.1:9000"
+    soul = add_command(subparsers, "soul", "print the composed soul", example, _soul, budget=True)
+    _locations(soul)
+    soul.add_argument("--json", action="store_true", help=_JSON_HELP)
+
+    summary = "show what each bootstrap file contributed, and why a file was skipped or failed"
+    example = "toolnexus inspect examples/aster"
+    inspect = add_command(subparsers, "inspect", summary, example, _inspect, budget=True)
+    _locations(inspect)
+    inspect.add_argument("--json", action="store_true", help=_JSON_HELP)
+
+    summary = "list the bootstrap files found; exit 1 when there are none"
+    example = "toolnexus check zip://aster::s3://bucket/aster.zip -o s3.anon=true"
+    check = add_command(subparsers, "check", summary, example, _check, budget=True)
+    _locations(check)
+    output = check.add_mutually_exclusive_group()
+    output.add_argument(
+        "-q", "--quiet", action="store_true", help="print nothing, warnings included; the exit status tells"
+    )
+    output.add_argument(
+        "--json", action="store_true", help='print {"location": …, "found": […]} (exit status as without)'
+    )
