@@ -105,16 +105,21 @@ def test_provider_errors_are_one_line_and_exit_2(home: Path) -> None:
     )
 
 
-def test_unreachable_provider_or_missing_key_is_one_line(home: Path) -> None:
+def test_unreachable_provider_is_one_line_and_a_missing_key_names_its_variable(home: Path) -> None:
     with provider_server("anthropic", scripted()) as server:
         url = server.base_url
     ask = ("ask", str(home), "Hi", "--provider", "anthropic", "--model", "m", "--base-url", url)
     ask += ("--max-retries", "0")  # a refused connection fails at once, not after the SDK's backoffs
-    for env in ({"ANTHROPIC_API_KEY": "sk-ant-test"}, {}):  # nothing listens; then no key at all
-        result = run(*ask, env=env)
-        assert result.returncode == 2
-        assert result.stderr.startswith(f"toolnexus: error: anthropic at {url}: ")
-        assert result.stderr.count("\n") == 1
+    unreachable = run(*ask, env={"ANTHROPIC_API_KEY": "sk-ant-test"})  # nothing listens
+    assert unreachable.returncode == 2
+    assert unreachable.stderr.startswith(f"toolnexus: error: anthropic at {url}: ")
+    assert unreachable.stderr.count("\n") == 1
+    no_key = run(*ask)  # before anything is sent: the variable to set, not the SDK's argument names
+    assert (no_key.returncode, no_key.stdout) == (2, "")
+    assert no_key.stderr == (
+        f"toolnexus: error: no API key for anthropic: set ANTHROPIC_API_KEY (any value, if the server "
+        f"at {url} ignores it)\n"
+    )
 
 
 def test_max_turns_exits_1_and_a_missing_model_exits_2(home: Path) -> None:

@@ -7,7 +7,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["EXAMPLE", "TOOLNEXUS", "run"]
+from tests.support.s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
+
+__all__ = ["EXAMPLE", "TOOLNEXUS", "run", "s3_args"]
 
 TOOLNEXUS = Path(sys.executable).parent / "toolnexus"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aster"
@@ -28,3 +30,15 @@ def run(
         input=stdin,
         env=env,
     )
+
+
+def s3_args(endpoint_url: str, hop: str = "") -> list[str]:
+    """``-o`` options for moto, optionally keyed to one hop (``hop="s3."``)."""
+    return [
+        *("-o", f"{hop}endpoint_url={endpoint_url}"),
+        *("-o", f"{hop}key={DUMMY_KEY}"),
+        *("-o", f"{hop}secret={DUMMY_SECRET}"),
+        *("-o", f"{hop}client_kwargs.region_name={DEFAULT_REGION}"),
+        *("-o", f"{hop}client_kwargs.verify=false"),  # plain http: skip loading the CA bundle
+        *("-o", f"{hop}skip_instance_cache=true"),
+    ]

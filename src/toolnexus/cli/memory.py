@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from toolnexus.agents import memory_tool
-from toolnexus.cli._support import Subparsers, emit, location, location_options
+from toolnexus.cli._support import Subparsers, emit, emit_json, location, location_options
 
 __all__ = ["EXIT_REFUSED", "register"]
 
@@ -48,6 +48,9 @@ _SINGLE_WRITER_HELP = (
 )
 
 
+_JSON_HELP = 'print {"action", "ok", "reply"} as one object on stdout (exit status as without)'
+
+
 def _run(args: argparse.Namespace) -> int:
     arguments: dict[str, Any] = {"command": args.action}
     for field in ("content", "old", "new"):
@@ -56,7 +59,11 @@ def _run(args: argparse.Namespace) -> int:
     options = _merged(args.storage_options, getattr(args, _LATE_OPTIONS, None))
     tool = memory_tool(args.location, storage_options=options, single_writer=args.single_writer)
     reply = tool.tool(**arguments)
-    if reply.startswith("error:"):
+    refused = reply.startswith("error:")
+    if getattr(args, "json", False):
+        emit_json({"action": args.action, "ok": not refused, "reply": reply})
+        return EXIT_REFUSED if refused else 0
+    if refused:
         sys.stderr.write(reply + "\n")
         return EXIT_REFUSED
     emit(reply if reply.endswith("\n") else reply + "\n")
@@ -80,6 +87,7 @@ def register(subparsers: Subparsers) -> None:
         help="persona home: a folder, an fsspec URL (s3://bucket/aster), …",
     )
     parser.add_argument("--single-writer", action="store_true", help=_SINGLE_WRITER_HELP)
+    parser.add_argument("--json", action="store_true", help=_JSON_HELP)
     actions = parser.add_subparsers(dest="action", required=True, metavar="{view,append,replace,remove}")
     # The options are accepted after the action too: its parser must not reset the ones before.
     late = [location_options(symlinks=False, dest=_LATE_OPTIONS)]
@@ -95,4 +103,5 @@ def register(subparsers: Subparsers) -> None:
         action.add_argument(
             "--single-writer", action="store_true", default=argparse.SUPPRESS, help=_SINGLE_WRITER_HELP
         )
+        action.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=_JSON_HELP)
     parser.set_defaults(handler=_run)
