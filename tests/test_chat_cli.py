@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.support import cli as support_cli
-from tests.support.cli import TOOLNEXUS
+from tests.support.cli import EXAMPLE, TOOLNEXUS
 from tests.support.providers import (
     INPUT_TOKENS,
     OUTPUT_TOKENS,
@@ -38,10 +39,8 @@ def run(*argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    home = tmp_path / "aster"
-    home.mkdir()
-    (home / "SOUL.md").write_text("You are Aster.", encoding="utf-8")
-    return home
+    """A copy of the example (``chat`` may edit its memory)."""
+    return Path(shutil.copytree(EXAMPLE, tmp_path / "aster"))
 
 
 def echo(request: ProviderRequest) -> Reply:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import EXAMPLE, TOOLNEXUS, run
-from toolnexus.agents import compose_soul
+from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
@@ -93,15 +93,7 @@ def test_try_it_on_s3_locally_runs_as_written(tmp_path: Path) -> None:
             os.killpg(walk.pid, signal.SIGTERM)
     assert walk.returncode == 0, stderr
     lines = stdout.splitlines()
-    assert lines[:7] == [
-        "AGENTS.md",
-        "SOUL.md",
-        "IDENTITY.md",
-        "USER.md",
-        "TOOLS.md",
-        "HEARTBEAT.md",
-        "MEMORY.md",
-    ]
+    assert lines[:7] == list(BOOTSTRAP_ORDER)
     assert lines[7] == "wrote s3://personas/aster.tgz: 7 files (" + ", ".join(lines[:7]) + ")"
     assert lines[-2].startswith("7 of 7 bootstrap files found in s3://personas/aster.tgz; soul: ")
     assert lines[-1].startswith("ok: note appended")

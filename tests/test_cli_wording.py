@@ -8,6 +8,7 @@ command in a subprocess, in ``test_the_examples_of_the_issue_name_the_flags``.
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import re
@@ -208,3 +209,20 @@ def test_the_library_keeps_its_python_names_and_the_cli_translates_them() -> Non
     assert for_people(library).endswith("or pass --single-writer if only one process ever writes this home.")
     assert for_people("pass force=True to replace it") == "pass --force to replace it"
     assert for_people("rebuild it with write_bundle, never") == "rebuild it with toolnexus bundle, never"
+
+
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from _parsers(sub)
+
+
+def test_no_help_text_names_a_python_argument() -> None:
+    """``--help`` is read by people too: no ``MAX_TURNS`` metavar, no ``storage_options``."""
+    helps = {parser.prog: parser.format_help() for parser in _parsers(cli.build_parser())}
+    assert "toolnexus memory LOCATION view" in helps
+    for prog, text in helps.items():
+        assert not PYTHON_NAMES.search(text), prog
+        assert not re.search(r"\b(MAX_TURNS|MAX_RETRIES|STORAGE_OPTIONS|BASE_URL)\b", text), prog
