@@ -22,7 +22,7 @@ import pytest
 from tests.support.cli import EXAMPLE, TOOLNEXUS, run
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 ENV = {**os.environ, "PATH": f"{TOOLNEXUS.parent}{os.pathsep}{os.environ['PATH']}"}
 FLAG = re.compile(r"(?<![\w-])(--[a-z][\w-]*|-[a-zA-Z])\b")
