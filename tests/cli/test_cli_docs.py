@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import EXAMPLE, TOOLNEXUS, run
+from tests.support.cli import EXAMPLE, TOOLNEXUS, help_flags, help_text, run
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,14 +33,8 @@ COMMANDS = ("soul", "inspect", "check", "bundle", "memory", "ask", "chat", "help
 
 def commands() -> list[str]:
     """The commands ``toolnexus --help`` lists."""
-    listing = run("--help").stdout.split("\n  COMMAND\n", 1)[1].split("\n\n", 1)[0]
+    listing = help_text().split("\n  COMMAND\n", 1)[1].split("\n\n", 1)[0]
     return re.findall(r"^    (\w+)", listing, flags=re.MULTILINE)
-
-
-def help_flags(command: str) -> set[str]:
-    helped = run(command, "--help").stdout
-    pairs = re.findall(r"^  (-\w|--[\w-]+)(?:, (--[\w-]+))?", helped, flags=re.MULTILINE)
-    return {flag for pair in pairs for flag in pair if flag} - {"-h", "--help"}
 
 
 def section(*names: str) -> str:
@@ -61,7 +55,7 @@ def test_the_page_lists_every_command_of_the_help() -> None:
     "commands", [("soul",), ("inspect",), ("check",), ("bundle",), ("memory",), ("ask", "chat")]
 )
 def test_each_section_names_exactly_its_commands_flags(commands: tuple[str, ...]) -> None:
-    flags = set().union(*(help_flags(command) for command in commands))
+    flags = set().union(*(help_flags(command) for command in commands)) - {"-h", "--help"}
     ours = "|".join(["toolnexus", *COMMANDS])
     other_tools = re.compile(rf"`(?!(?:{ours})\b)[a-z]+ [^`]*`")  # `unzip -d …`, `tar -C …`
     documented = set(FLAG.findall(other_tools.sub("", section(*commands))))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import EXAMPLE, TOOLNEXUS, run
+from tests.support.cli import EXAMPLE, TOOLNEXUS, help_flags, run
 from toolnexus import __version__
 from toolnexus.agents import BOOTSTRAP_ORDER
 
@@ -113,10 +112,7 @@ def test_completion_offers_every_flag_each_help_lists() -> None:
     """Completion and ``--help`` come from one parser; the shell sees exactly what help lists."""
     _registered, *answers = bash_complete(*(f"toolnexus {command} -" for command in COMMANDS))
     for command, answer in zip(COMMANDS, answers, strict=True):
-        helped = run(command, "--help").stdout
-        listed = set(re.findall(r"^  (-\w|--[\w-]+)(?:, (--[\w-]+))?", helped, flags=re.MULTILINE))
-        flags = {flag for pair in listed for flag in pair if flag}
-        assert set(answer.split()) == flags, command
+        assert set(answer.split()) == help_flags(command), command
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")

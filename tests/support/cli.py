@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -9,7 +11,7 @@ from pathlib import Path
 
 from tests.support.s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
 
-__all__ = ["EXAMPLE", "TOOLNEXUS", "run", "s3_args"]
+__all__ = ["EXAMPLE", "TOOLNEXUS", "help_flags", "help_text", "run", "s3_args"]
 
 TOOLNEXUS = Path(sys.executable).parent / "toolnexus"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aster"
@@ -42,3 +44,20 @@ def s3_args(endpoint_url: str, hop: str = "") -> list[str]:
         *("-o", f"{hop}client_kwargs.verify=false"),  # plain http: skip loading the CA bundle
         *("-o", f"{hop}skip_instance_cache=true"),
     ]
+
+
+def help_text(command: str | None = None) -> str:
+    """What ``toolnexus [COMMAND] --help`` prints, from the same parser, without a subprocess."""
+    from toolnexus.cli.app import build_parser  # noqa: PLC0415  (the command's modules load on demand)
+
+    parser = build_parser()
+    if command is None:
+        return parser.format_help()
+    [commands] = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    return str(commands.choices[command].format_help())
+
+
+def help_flags(command: str) -> set[str]:
+    """Every flag ``toolnexus COMMAND --help`` lists (``-h``/``--help`` included)."""
+    pairs = re.findall(r"^  (-\w|--[\w-]+)(?:, (--[\w-]+))?", help_text(command), flags=re.MULTILINE)
+    return {flag for pair in pairs for flag in pair if flag}
