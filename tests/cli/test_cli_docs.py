@@ -131,3 +131,16 @@ def test_front_matter_passes_through_verbatim(tmp_path: Path) -> None:
     soul = run("soul", str(home)).stdout
     assert f"## SOUL.md\n\n{body}\n\n## IDENTITY.md" in soul
     assert soul == compose_soul(home)[0] + "\n"
+
+
+def test_what_the_page_says_the_tests_install_is_what_they_install() -> None:
+    """ "Running the tests": Azurite from npm into .ci/node, as .ci/run and the test fixture do it."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    fixture = (ROOT / "tests" / "support" / "azure.py").read_text(encoding="utf-8")
+    assert "npm install --no-audit --no-fund --silent --prefix .ci/node azurite" in ci
+    assert '"--prefix", str(_NODE_PREFIX), "azurite"' in fixture
+    assert '_NODE_PREFIX = _REPO / ".ci" / "node"' in fixture
+    running = PAGE.split("## Running the tests", 1)[1]
+    assert "`npm install --prefix .ci/node azurite`" in running
+    assert "Node.js and npm" in running
+    assert ".ci/node" in (ROOT / ".gitignore").read_text(encoding="utf-8")
