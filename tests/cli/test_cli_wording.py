@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import EXAMPLE, TOOLNEXUS
+from tests.support.cli import EXAMPLE, TOOLNEXUS, run
 from tests.support.providers import Failure, provider_server, scripted
 from toolnexus.agents import write_bundle
 from toolnexus.cli import app as cli
@@ -226,3 +226,32 @@ def test_no_help_text_names_a_python_argument() -> None:
     for prog, text in helps.items():
         assert not PYTHON_NAMES.search(text), prog
         assert not re.search(r"\b(MAX_TURNS|MAX_RETRIES|STORAGE_OPTIONS|BASE_URL)\b", text), prog
+
+
+@pytest.mark.parametrize(
+    ("url", "packages", "extra"),
+    [
+        ("gs://bucket/aster", ["gcsfs"], "gcs"),
+        ("az://container/aster", ["adlfs"], "azure"),
+        ("https://personas.example/aster", ["aiohttp", "fsspec.implementations.http"], "http"),
+    ],
+)
+def test_a_missing_backend_names_its_extra_on_the_command_line(
+    tmp_path: Path, url: str, packages: list[str], extra: str
+) -> None:
+    """The bug: the ``gs://`` and ``az://`` hints did not name their extras, and https had none.
+
+    The installed command runs as on a machine without the package: a ``sitecustomize`` on
+    ``PYTHONPATH`` makes importing it fail before toolnexus starts.
+    """
+    (tmp_path / "sitecustomize.py").write_text(
+        f"import sys\nsys.modules.update(dict.fromkeys({packages!r}))\n"
+    )
+    path = os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])
+    result = run("soul", url, env={**os.environ, "PYTHONPATH": path})
+    protocol = url.split("://", 1)[0]
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"toolnexus: error: {url}: the {protocol}:// backend is not installed "
+        f"(pip install 'toolnexus[{extra}]')\n"
+    )
