@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.fitting import fit, fits_as_is, fitted_sections
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, split_sections
-from toolnexus.composer.reports import Encoding, FileReport, SoulReport
+from toolnexus.composer.reports import Encoding, FileReport, FileStatus, SoulReport
 
 __all__ = [
     "BOOTSTRAP_ORDER",
@@ -290,14 +290,8 @@ def compose_report(
     for name in names:
         prefix = prefixes.get(name)
         if prefix is None:
-            if name in errors:
-                files.append(FileReport(name, "error", reason=errors[name]))
-            else:
-                files.append(
-                    FileReport(name, "skipped", reason=why[name])
-                    if name in why
-                    else FileReport(name, "absent")
-                )
+            status: FileStatus = "error" if name in errors else "skipped" if name in why else "absent"
+            files.append(FileReport(name, status, reason=errors.get(name) or why.get(name)))
             continue
         layer = layers.get(name)
         body, report = normalise_body(prefix, limit=limit, size=sizes.get(name), name=name, layer=layer)
