@@ -12,6 +12,7 @@ from tests.support.proxy.actions import (
     Delay,
     FaultAction,
     Hold,
+    LoseResponse,
     Reset,
     Stall,
     Status,
@@ -93,6 +94,10 @@ class _Handler(_Ledger):
             action = action.then
         keep_alive = raw.keep_alive
         head_only = raw.method == "HEAD"
+        if isinstance(action, LoseResponse):
+            if not self._forward_and_forget(conn, raw, target, action):
+                return False, False
+            action = action.then
 
         if isinstance(action, Reset):
             self._log(record(None, 0, action))
@@ -169,6 +174,23 @@ class _Handler(_Ledger):
             keep_alive=keep_alive,
             reason=reason,
         )
+
+    def _forward_and_forget(
+        self, conn: _Connection, raw: _RawRequest, target: str, action: LoseResponse
+    ) -> bool:
+        """Forward the request and drop the answer (``False``: the proxy is stopping)."""
+        try:
+            self._forward(conn, raw, target)
+        except _DISCONNECT_ERRORS:
+            if self._stop_event.is_set():
+                return False
+        if action.applied is not None:
+            action.applied.set()
+            with self._lock:
+                self._lock.notify_all()
+        if action.resume is not None:
+            action.resume.wait(action.timeout)
+        return not self._stop_event.is_set()
 
     def _forward(
         self, conn: _Connection, raw: _RawRequest, target: str
