@@ -34,13 +34,13 @@ EXIT_REFUSED = 1
 
 _ACTIONS = ("view", "append", "replace", "remove")
 
-_EXAMPLES = """examples (on a copy: append and friends edit MEMORY.md in place):
+_EXAMPLES = """examples (on a copy: append and friends edit the file in place):
   cp -r examples/aster /tmp/aster && toolnexus memory /tmp/aster view
   toolnexus memory /tmp/aster append "Mira moved to Hamburg (2026-11-30)."
   toolnexus memory /tmp/aster --target user replace "Berlin" "Hamburg"
-  toolnexus memory aster.zip view                     # bundles, HTTP homes: view only
-  toolnexus memory shared/base /tmp/aster view        # layers, base first: the merged view
-  toolnexus memory s3://bucket/aster -o profile=prod append "…"
+  toolnexus bundle /tmp/aster /tmp/aster.zip --force && toolnexus memory /tmp/aster.zip view
+  toolnexus memory examples/aster /tmp/aster view    # layers, base first: the merged view
+  toolnexus memory s3://bucket/aster -o profile=prod append "Prefers short answers."
 """
 
 #: Where ``-o`` given after the action collects (merged over the ones before it, key by key).
@@ -84,6 +84,8 @@ class _MemoryParser(Parser):
             elif not word.startswith("-") or word == "-":
                 locations.append(index)
             index += 1
+        if index >= len(words) or words[index] not in _ACTIONS:
+            return super().parse_known_args(words, namespace)  # no action: argparse says what is wrong
         lower = set(locations[:-1])
         moved = [part for i in sorted(lower) for part in ("--lower-layer", words[i])]
         rest = [word for i, word in enumerate(words) if i not in lower]
