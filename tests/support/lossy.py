@@ -119,7 +119,9 @@ _UPSTREAM = {
 _MAKERS = {"s3": _s3, "azure": _azure, "gcs": _gcs}
 
 
-def lossy_store(request: pytest.FixtureRequest, backend: str, proxy_factory: Callable[[str], S3Proxy]) -> LossyStore:
+def lossy_store(
+    request: pytest.FixtureRequest, backend: str, proxy_factory: Callable[[str], S3Proxy]
+) -> LossyStore:
     """The backend's server behind a fresh proxy (``proxy_factory(upstream_url)`` starts it)."""
     fixture, url = _UPSTREAM[backend]
     proxy = proxy_factory(url(request.getfixturevalue(fixture)))

@@ -55,7 +55,11 @@ class Recorder:
         return self.store.update(recorded)
 
 
-_DONE = {"append": "added a note to {where}", "replace": "replaced {old} in {where}", "remove": "removed {old} from {where}"}
+_DONE = {
+    "append": "added a note to {where}",
+    "replace": "replaced {old} in {where}",
+    "remove": "removed {old} from {where}",
+}
 
 
 def outcome(action: str, arguments: dict[str, Any], recorder: Recorder) -> str:
@@ -68,7 +72,9 @@ def outcome(action: str, arguments: dict[str, Any], recorder: Recorder) -> str:
     return f"toolnexus: {done} ({len(change.data)} of {CAP} bytes used)"
 
 
-def refusal(action: str, arguments: dict[str, Any], recorder: Recorder, homes: Sequence[str], said: str) -> str:
+def refusal(
+    action: str, arguments: dict[str, Any], recorder: Recorder, homes: Sequence[str], said: str
+) -> str:
     """Why the tool refused, for a person: from the very bytes it refused to edit."""
     where = file_in(recorder.location, recorder.name)
     view = shell_command(homes, "view", *_target_words(recorder.name))
@@ -86,7 +92,8 @@ def refusal(action: str, arguments: dict[str, Any], recorder: Recorder, homes: S
         if action in ("replace", "remove") and text.count(old) != 1:
             count = text.count(old)
             if count == 0:
-                return f"toolnexus: {_quoted(old)} does not occur in {where}; nothing was changed (see it with: {view})"
+                missing = f"{_quoted(old)} does not occur in {where}"
+                return f"toolnexus: {missing}; nothing was changed (see it with: {view})"
             return (
                 f"toolnexus: {_quoted(old)} occurs {count} times in {where}; give more of the text "
                 "around it so that it occurs once; nothing was changed"

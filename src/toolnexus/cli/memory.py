@@ -17,13 +17,13 @@ import argparse
 import errno
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from toolnexus.cli._memory_messages import Recorder, outcome, refusal, shell_command
 from toolnexus.cli._memory_view import view
 from toolnexus.cli._support import Parser, Subparsers, emit, location, location_options
-from toolnexus.memory.portable import TARGETS, USER_FILE, MemoryTool
 from toolnexus.errors import BootstrapError
+from toolnexus.memory.portable import TARGETS, USER_FILE, MemoryTool
 from toolnexus.sources import resolve, writer_of
 from toolnexus.stores import MEMORY_FILE
 
@@ -104,7 +104,9 @@ def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | 
     source = resolve(homes[0] if len(homes) == 1 else homes, storage_options=options)
     try:
         recorder = Recorder(writer_of(source, name, single_writer=args.single_writer))
-        memory = writer_of(source, MEMORY_FILE, single_writer=args.single_writer) if name == USER_FILE else None
+        memory = (
+            writer_of(source, MEMORY_FILE, single_writer=args.single_writer) if name == USER_FILE else None
+        )
     except OSError as error:
         if error.errno != errno.EROFS:
             raise
@@ -136,7 +138,9 @@ def _shared_options(parser: argparse.ArgumentParser, *, late: bool) -> None:
     target: Any = argparse.SUPPRESS if late else "memory"
     single_writer: Any = argparse.SUPPRESS if late else False
     parser.add_argument("--target", choices=list(TARGETS), default=target, help=_TARGET_HELP)
-    parser.add_argument("--single-writer", action="store_true", default=single_writer, help=_SINGLE_WRITER_HELP)
+    parser.add_argument(
+        "--single-writer", action="store_true", default=single_writer, help=_SINGLE_WRITER_HELP
+    )
 
 
 def register(subparsers: Subparsers) -> None:
@@ -158,10 +162,15 @@ def register(subparsers: Subparsers) -> None:
         help="persona home: a folder, a zip or tar bundle, an fsspec URL (s3://bucket/aster); several "
         "are layers, base first (view shows the merged files; edits go to the top layer)",
     )
-    parser.add_argument("--lower-layer", dest=_LOWER_LAYERS, action="append", type=location, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--lower-layer", dest=_LOWER_LAYERS, action="append", type=location, help=argparse.SUPPRESS
+    )
     _shared_options(parser, late=False)
-    actions = parser.add_subparsers(
-        dest="action", required=True, metavar="{view,append,replace,remove}", parser_class=Parser
+    actions = cast(
+        Subparsers,
+        parser.add_subparsers(
+            dest="action", required=True, metavar="{view,append,replace,remove}", parser_class=Parser
+        ),
     )
     # The options are accepted after the action too: its parser must not reset the ones before.
     late = [location_options(symlinks=False, dest=_LATE_OPTIONS)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import threading
 import urllib.parse
@@ -86,18 +87,11 @@ class _Handler(_Ledger):
         if latency > 0 and self._stop_event.wait(latency):
             return False, False
 
-        action = self._pick_fault(request)
-        if isinstance(action, Hold):
-            action.release.wait(action.timeout)
-            if self._stop_event.is_set():
-                return False, False
-            action = action.then
+        action, stopping = self._before_answering(conn, raw, target, self._pick_fault(request))
+        if stopping:
+            return False, False
         keep_alive = raw.keep_alive
         head_only = raw.method == "HEAD"
-        if isinstance(action, LoseResponse):
-            if not self._forward_and_forget(conn, raw, target, action):
-                return False, False
-            action = action.then
 
         if isinstance(action, Reset):
             self._log(record(None, 0, action))
@@ -175,22 +169,27 @@ class _Handler(_Ledger):
             reason=reason,
         )
 
-    def _forward_and_forget(
-        self, conn: _Connection, raw: _RawRequest, target: str, action: LoseResponse
-    ) -> bool:
-        """Forward the request and drop the answer (``False``: the proxy is stopping)."""
-        try:
-            self._forward(conn, raw, target)
-        except _DISCONNECT_ERRORS:
-            if self._stop_event.is_set():
-                return False
-        if action.applied is not None:
-            action.applied.set()
-            with self._lock:
-                self._lock.notify_all()
-        if action.resume is not None:
-            action.resume.wait(action.timeout)
-        return not self._stop_event.is_set()
+    def _before_answering(
+        self, conn: _Connection, raw: _RawRequest, target: str, action: FaultAction | None
+    ) -> tuple[FaultAction | None, bool]:
+        """Play the faults that act before the answer (:class:`Hold`, :class:`LoseResponse`):
+        the action that decides the answer, and whether the proxy is stopping meanwhile."""
+        if isinstance(action, Hold):
+            action.release.wait(action.timeout)
+            return action.then, self._stop_event.is_set()
+        if isinstance(action, LoseResponse):
+            # The server applies it and its answer is dropped; if the upstream fails instead, the
+            # outcome is as unknown to us as to the client.
+            with contextlib.suppress(*_DISCONNECT_ERRORS):
+                self._forward(conn, raw, target)
+            if action.applied is not None:
+                action.applied.set()
+                with self._lock:
+                    self._lock.notify_all()
+            if action.resume is not None:
+                action.resume.wait(action.timeout)
+            return action.then, self._stop_event.is_set()
+        return action, False
 
     def _forward(
         self, conn: _Connection, raw: _RawRequest, target: str
