@@ -14,10 +14,10 @@ import pytest
 
 from tests.support.cli import EXAMPLE, run
 from tests.support.homes import Home, local_home, s3_home
+from tests.support.http import serving
 from tests.support.lossy import writes_memory
 from tests.support.proxy import LoseResponse, Reset, S3Proxy
 from tests.support.s3 import s3_storage_options
-from tests.test_http_homes import Server, served  # noqa: F401  (a fixture)
 from toolnexus.agents import write_bundle
 from toolnexus.cli import app as cli
 
@@ -181,12 +181,11 @@ def test_view_reads_a_bundle(aster: Path, tmp_path: Path, kind: str) -> None:
     assert refused.stderr.endswith(f"; it can be read (toolnexus memory {bundle} view), not edited\n")
 
 
-def test_view_reads_an_http_home(served: tuple[Path, Server]) -> None:  # noqa: F811
+def test_view_reads_an_http_home(aster: Path) -> None:
     """Was: ``view`` refused an HTTP home (read-only)."""
-    root, server = served
-    (root / "aster" / "MEMORY.md").write_bytes(b"- served over HTTP\n")
-    done = run("memory", f"{server.url}/aster", "view")
-    assert (done.returncode, done.stdout, done.stderr) == (0, "- served over HTTP\n", "")
+    with serving(aster.parent) as server:
+        done = run("memory", f"{server.url}/aster", "view")
+    assert (done.returncode, done.stdout, done.stderr) == (0, (aster / "MEMORY.md").read_text(), "")
 
 
 def test_view_shows_the_merged_layers_and_which_layer_each_file_comes_from(

@@ -9,11 +9,10 @@ location, advice in shell terms — where the tool's own text speaks to a model.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
-from toolnexus.stores import Change, MemoryStore, Plan
+from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES
 
 __all__ = ["CAP", "Recorder", "file_in", "outcome", "refusal", "shell_command"]
 
@@ -35,20 +34,22 @@ def shell_command(homes: Sequence[str], *words: str) -> str:
 
 
 class Recorder:
-    """A store that remembers what the last edit saw and decided; otherwise it is the store."""
+    """A memory tool's store (``MemoryTool.stores[name]``) that remembers what the last edit saw
+    and decided (the plan's ``Change``: ``data`` to write or ``None``); otherwise it is the store."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: Any) -> None:
         self.store = store
-        self.location = store.location
-        self.name = store.name
+        self.location: str = store.location
+        self.name: str = store.name
         self.seen: bytes | None = None
-        self.change: Change | None = None
+        self.change: Any = None
 
     def read(self) -> bytes | None:
-        return self.store.read()
+        data: bytes | None = self.store.read()
+        return data
 
-    def update(self, plan: Plan) -> Change:
-        def recorded(current: bytes | None) -> Change:
+    def update(self, plan: Callable[[bytes | None], Any]) -> Any:
+        def recorded(current: bytes | None) -> Any:
             self.seen, self.change = current, plan(current)
             return self.change
 

@@ -19,13 +19,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any, cast
 
+from toolnexus.agents import BootstrapError, memory_tool
 from toolnexus.cli._memory_messages import Recorder, outcome, refusal, shell_command
 from toolnexus.cli._memory_view import view
 from toolnexus.cli._support import Parser, Subparsers, emit, location, location_options
-from toolnexus.errors import BootstrapError
-from toolnexus.memory.portable import TARGETS, USER_FILE, MemoryTool
-from toolnexus.sources import resolve, writer_of
-from toolnexus.stores import MEMORY_FILE
 
 __all__ = ["EXIT_REFUSED", "register"]
 
@@ -47,6 +44,8 @@ _EXAMPLES = """examples (on a copy: append and friends edit the file in place):
 _LATE_OPTIONS = "late_storage_options"
 #: Where the locations below the top one go (see :class:`_MemoryParser`).
 _LOWER_LAYERS = "lower_layers"
+#: ``--target`` → the file it works on (the memory tool's ``target``).
+TARGETS = {"memory": "MEMORY.md", "user": "USER.md"}
 #: Options of ``memory`` that take a value, for finding where the locations end.
 _VALUED = ("-o", "--target")
 
@@ -101,18 +100,15 @@ _TARGET_HELP = "which file: memory (MEMORY.md, the default) or user (USER.md)"
 
 def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
     name = TARGETS[args.target]
-    source = resolve(homes[0] if len(homes) == 1 else homes, storage_options=options)
+    home = homes[0] if len(homes) == 1 else homes
     try:
-        recorder = Recorder(writer_of(source, name, single_writer=args.single_writer))
-        memory = (
-            writer_of(source, MEMORY_FILE, single_writer=args.single_writer) if name == USER_FILE else None
-        )
+        tool = memory_tool(home, storage_options=options, single_writer=args.single_writer)
     except OSError as error:
         if error.errno != errno.EROFS:
             raise
         hint = f"it can be read ({shell_command(homes, 'view')}), not edited"
         raise BootstrapError(f"{error}; {hint}") from error
-    tool = MemoryTool(memory, recorder) if memory is not None else MemoryTool(recorder)
+    recorder = tool.stores[name] = Recorder(tool.stores[name])
     arguments: dict[str, Any] = {"command": args.action, "target": args.target}
     for field in ("content", "old", "new"):
         if getattr(args, field, None) is not None:
