@@ -166,6 +166,7 @@ def test_when_nobody_can_tell_the_edit_is_not_repeated_and_the_caller_is_told(
 
 
 @pytest.mark.s3
+@pytest.mark.slow  # botocore backs off between its retries: seconds
 def test_every_answer_lost_still_lands_once(request: pytest.FixtureRequest, proxies: Any) -> None:
     """The SDK gives up (every attempt's answer lost): the write raised, the read-back settles it."""
     store = lossy_store(request, "s3", proxies)
