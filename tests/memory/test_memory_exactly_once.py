@@ -10,6 +10,7 @@ is a pure function, checked with Hypothesis against a model of a write history.
 from __future__ import annotations
 
 import collections
+import contextlib
 import errno
 import threading
 from collections.abc import Callable, Iterator
@@ -109,25 +110,40 @@ def test_an_edit_whose_answer_is_lost_lands_exactly_once(
     assert refused_retries >= runs // 2
 
 
-def test_an_edit_built_upon_before_its_answer_is_lost_is_not_repeated(store: LossyStore) -> None:
-    """Our write lands, another writer appends on top, then our answer is lost: the bytes are no
-    longer ours (so comparing them would re-apply the note), but the lineage still names us."""
-    home = store.home(OLD)
+@contextlib.contextmanager
+def _answer_held(store: LossyStore, home: str) -> Iterator[list[Any]]:
+    """Our append of "- ours" goes through the proxy and lands; its answer is held while the
+    block runs, then lost. Yields the list that receives the tool's reply (or its error)."""
     tool = store.tool_for(home, True)
     tool.tool(command="view")
     landed, resume = threading.Event(), threading.Event()
     store.proxy.add_fault(writes_memory, LoseResponse(Reset(), applied=landed, resume=resume), times=1)
-    replies: list[Any] = []
-    ours = threading.Thread(target=lambda: replies.append(tool.tool(command="append", content="- ours")))
+    outcome: list[Any] = []
+
+    def edit() -> None:
+        try:
+            outcome.append(tool.tool(command="append", content="- ours"))
+        except BootstrapError as error:
+            outcome.append(error)
+
+    ours = threading.Thread(target=edit)
     ours.start()
     try:
         assert landed.wait(60), "our write never reached the server"
-        other = store.tool_for(home, False).tool(command="append", content="- theirs")
-        assert str(other).startswith("ok: note appended")
+        yield outcome
     finally:
         resume.set()
         ours.join(120)
-    assert str(replies[0]).startswith("ok: note appended")
+
+
+def test_an_edit_built_upon_before_its_answer_is_lost_is_not_repeated(store: LossyStore) -> None:
+    """Our write lands, another writer appends on top, then our answer is lost: the bytes are no
+    longer ours (so comparing them would re-apply the note), but the lineage still names us."""
+    home = store.home(OLD)
+    with _answer_held(store, home) as outcome:
+        other = store.tool_for(home, False).tool(command="append", content="- theirs")
+        assert str(other).startswith("ok: note appended")
+    assert str(outcome[0]).startswith("ok: note appended")
     assert store.memory(home) == OLD + b"- ours\n- theirs\n"
 
 
@@ -137,31 +153,13 @@ def test_when_nobody_can_tell_the_edit_is_not_repeated_and_the_caller_is_told(
     """More writes than a lineage holds land between ours and its lost answer: unknown, said so."""
     monkeypatch.setattr(lineage, "LINEAGE_LENGTH", 3)
     home = store.home(OLD)
-    tool = store.tool_for(home, True)
-    tool.tool(command="view")
-    landed, resume = threading.Event(), threading.Event()
-    store.proxy.add_fault(writes_memory, LoseResponse(Reset(), applied=landed, resume=resume), times=1)
-    errors: list[BaseException] = []
-
-    def edit() -> None:
-        try:
-            tool.tool(command="append", content="- ours")
-        except BootstrapError as error:
-            errors.append(error)
-
-    ours = threading.Thread(target=edit)
-    ours.start()
-    try:
-        assert landed.wait(60)
+    with _answer_held(store, home) as outcome:
         other = store.tool_for(home, False)
         for index in range(3):
             other.tool(command="append", content=f"- theirs {index}")
-    finally:
-        resume.set()
-        ours.join(120)
-    assert [error.errno for error in errors] == [errno.EIO]
-    assert str(errors[0]).startswith("cannot tell whether the edit of MEMORY.md in ")
-    assert str(errors[0]).endswith("It was not repeated; view MEMORY.md before trying again.")
+    assert [getattr(error, "errno", None) for error in outcome] == [errno.EIO]
+    assert str(outcome[0]).startswith("cannot tell whether the edit of MEMORY.md in ")
+    assert str(outcome[0]).endswith("It was not repeated; view MEMORY.md before trying again.")
     assert store.memory(home) == OLD + b"- ours\n- theirs 0\n- theirs 1\n- theirs 2\n"
 
 
