@@ -24,7 +24,7 @@ from tests.support.lossy import LossyStore, lossy_store, writes_memory
 from tests.support.proxy import FaultAction, LoseResponse, Reset, S3Proxy, Stall, Status
 from tests.support.store_workers import report_figure
 from toolnexus.agents import BootstrapError
-from toolnexus.stores import lineage
+from toolnexus.stores import S3Store, lineage
 from toolnexus.stores.lineage import CREATED, Stored, applied, lineage_after
 
 BACKENDS = ["s3", "azure", "gcs"]
@@ -175,6 +175,26 @@ def test_every_answer_lost_still_lands_once(request: pytest.FixtureRequest, prox
     assert str(tool.tool(command="append", content="- once")).startswith("ok: note appended")
     assert rule.hits > 1  # the SDK retried, and every retry's answer was lost too
     assert store.memory(home) == OLD + b"- once\n"
+
+
+@pytest.mark.s3
+def test_a_store_keeping_no_lineage_settles_a_lost_answer_by_the_bytes(
+    request: pytest.FixtureRequest, proxies: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store of one's own may leave the lineage out (``put_with_lineage`` defaults to ``put``):
+    with one writer, the bytes still tell that the lost write landed."""
+    monkeypatch.setattr(
+        S3Store, "put_with_lineage", lambda self, path, data, version, _: self.put(path, data, version)
+    )
+    store = lossy_store(request, "s3", proxies)
+    home = store.home(OLD)
+    tool = store.tool_for(home, True)
+    tool.tool(command="view")
+    rule = store.proxy.add_fault(writes_memory, LoseResponse(Reset()), times=1)
+    assert str(tool.tool(command="append", content="- once")).startswith("ok: note appended")
+    assert rule.hits == 1
+    assert store.memory(home) == OLD + b"- once\n"
+    assert store.direct.metadata(f"{home}/MEMORY.md") == {}  # no lineage was kept
 
 
 @pytest.mark.s3

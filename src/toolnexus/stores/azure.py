@@ -55,7 +55,11 @@ class AzureBlobStore(CompareAndSwapStore):
         lineage = parse_lineage((properties.metadata or {}).get(_LINEAGE_KEY))
         return Stored(bytes(data), str(properties.etag), lineage)
 
-    def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
+    def put(self, path: str, data: bytes, version: str | None) -> bool:
+        result: bool = run_on_loop(self.fs, self._put, path, data, version, None)
+        return result
+
+    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
         result: bool = run_on_loop(self.fs, self._put, path, data, version, lineage)
         return result
 

@@ -93,7 +93,10 @@ class CompareAndSwapStore:
     Subclasses provide three primitives on any path of the filesystem — :meth:`get` (bytes and
     version in one consistent read), :meth:`put` (write only if the object is still at
     ``version``, or still absent for ``None``; ``False`` on a conflict) and :meth:`delete` — and
-    name their conditions. The update is read → plan → conditional write, retried on conflict.
+    name their conditions; :meth:`put_with_lineage` (and a :class:`.Stored` from :meth:`get`)
+    adds the lineage that makes an edit whose answer was lost exactly-once under contention. The
+    update is read → plan → conditional write, retried on conflict (after checking that the
+    conflict is not this edit's own earlier attempt).
     Before each update the ``probe`` it was given (in practice :func:`.probe.require_enforced`,
     which runs once per bucket and process) checks that the server really refuses a stale write;
     a server that ignores the conditions is refused. The probe is handed in, not imported: it is
@@ -118,14 +121,25 @@ class CompareAndSwapStore:
         self._lock = process_lock(f"{id(self.fs)}:{self.path}")
 
     # The primitives, on any path (the probe uses them on its own object).
-    def get(self, path: str) -> Stored:
-        """The object's bytes (first cap + 1), version and lineage, from one consistent read."""
+    def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
+        """The object's bytes (first cap + 1) and version from one consistent read: a
+        ``(data, version)`` pair, or a :class:`.Stored` that also carries the lineage kept with
+        the object (see :meth:`put_with_lineage`)."""
         raise NotImplementedError
 
-    def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
-        """Write ``data`` (with ``lineage`` in its metadata) only if the object is still at
-        ``version`` (``None``: still absent); ``False`` on a conflict."""
+    def put(self, path: str, data: bytes, version: str | None) -> bool:
+        """Write ``data`` only if the object is still at ``version`` (``None``: still absent);
+        ``False`` on a conflict."""
         raise NotImplementedError
+
+    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
+        """:meth:`put`, keeping ``lineage`` in the object's metadata, where :meth:`get` returns it.
+
+        Optional: by default the lineage is dropped, and an edit whose answer was lost is then
+        settled by comparing the stored bytes with the bytes sent (:mod:`.lineage` says what that
+        cannot tell apart). The built-in S3, Azure Blob and GCS stores keep it.
+        """
+        return self.put(path, data, version)
 
     def delete(self, path: str) -> None:
         raise NotImplementedError
@@ -137,9 +151,10 @@ class CompareAndSwapStore:
     def read_stored(self) -> Stored:
         """The file's first cap + 1 bytes, the version of that very object and its lineage."""
         try:
-            return self.get(self.path)
+            got = self.get(self.path)
         except Exception as error:
             raise storage_error(error, self.location, self.name, "read") from error
+        return got if isinstance(got, Stored) else Stored(*got)
 
     def read_versioned(self) -> tuple[bytes | None, str | None]:
         """The file's first cap + 1 bytes and the version of that very object."""
@@ -152,7 +167,9 @@ class CompareAndSwapStore:
     def put_if(self, data: bytes, version: str | None, lineage: str | None = None) -> bool:
         """Write only if the file is still the version read (or still absent); False on conflict."""
         try:
-            return self.put(self.path, data, version, lineage)
+            if lineage is None:
+                return self.put(self.path, data, version)
+            return self.put_with_lineage(self.path, data, version, lineage)
         except Exception as error:
             raise storage_error(error, self.location, self.name, "write") from error
         finally:

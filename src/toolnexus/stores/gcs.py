@@ -46,7 +46,11 @@ class GcsStore(CompareAndSwapStore):
                 continue  # replaced between the two requests: read the new generation
             return Stored(bytes(data), generation, lineage)
 
-    def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
+    def put(self, path: str, data: bytes, version: str | None) -> bool:
+        result: bool = run_on_loop(self.fs, self._put, path, data, version, None)
+        return result
+
+    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
         result: bool = run_on_loop(self.fs, self._put, path, data, version, lineage)
         return result
 

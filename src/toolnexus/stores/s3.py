@@ -59,7 +59,13 @@ class S3Store(CompareAndSwapStore):
         lineage = parse_lineage(response.get("Metadata", {}).get(_LINEAGE_KEY))
         return Stored(data, str(response["ETag"]), lineage)
 
-    def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
+    def put(self, path: str, data: bytes, version: str | None) -> bool:
+        return self._put(path, data, version, None)
+
+    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
+        return self._put(path, data, version, lineage)
+
+    def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
         condition: dict[str, Any] = {"IfMatch": version} if version is not None else {"IfNoneMatch": "*"}
         if lineage is not None:
             condition["Metadata"] = {_LINEAGE_KEY: lineage}
