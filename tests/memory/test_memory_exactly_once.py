@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.lossy import LossyStore, lossy_store, writes_memory
+from tests.support.lossy import PATIENT, LossyStore, lossy_store, writes_memory
 from tests.support.proxy import FaultAction, LoseResponse, Reset, S3Proxy, Stall, Status
 from tests.support.store_workers import report_figure
 from toolnexus.agents import BootstrapError
@@ -114,7 +114,7 @@ def test_an_edit_whose_answer_is_lost_lands_exactly_once(
 def _answer_held(store: LossyStore, home: str) -> Iterator[list[Any]]:
     """Our append of "- ours" goes through the proxy and lands; its answer is held while the
     block runs, then lost. Yields the list that receives the tool's reply (or its error)."""
-    tool = store.tool_for(home, True)
+    tool = store.tool_for(home, True, PATIENT)  # it must not give up while the block runs
     tool.tool(command="view")
     landed, resume = threading.Event(), threading.Event()
     store.proxy.add_fault(writes_memory, LoseResponse(Reset(), applied=landed, resume=resume), times=1)

@@ -21,10 +21,13 @@ import pytest
 from tests.support.proxy import ProxyRequest, S3Proxy
 from toolnexus.agents import MemoryTool, memory_tool
 
-__all__ = ["READ_TIMEOUT", "LossyStore", "lossy_store", "writes_memory"]
+__all__ = ["PATIENT", "READ_TIMEOUT", "LossyStore", "lossy_store", "writes_memory"]
 
 #: Seconds a client waits for an answer before it gives up and retries.
 READ_TIMEOUT = 1
+#: The read timeout of a client whose answer a test holds back on purpose (until an event): only a
+#: hang guard, so that a loaded machine cannot make the client give up before the test lets go.
+PATIENT = 60
 
 
 def writes_memory(request: ProxyRequest) -> bool:
@@ -42,7 +45,8 @@ class LossyStore:
     proxy: S3Proxy
     direct: Any  # an fsspec filesystem talking to the server itself
     bucket: str
-    tool_for: Callable[[str, bool], MemoryTool]  # (home path, through the proxy?) -> tool
+    #: (home path, through the proxy?, read timeout) -> a memory tool for that home
+    tool_for: Callable[..., MemoryTool]
 
     def home(self, memory: bytes | None) -> str:
         """A fresh persona folder (SOUL.md, and MEMORY.md unless ``None``); its bucket path."""
@@ -62,10 +66,10 @@ def _s3(request: pytest.FixtureRequest, proxy: S3Proxy) -> LossyStore:
 
     moto = request.getfixturevalue("moto_server")
     bucket = request.getfixturevalue("new_bucket")()
-    config = {"config_kwargs": {"read_timeout": READ_TIMEOUT}, "skip_instance_cache": True}
 
-    def tool_for(home: str, proxied: bool) -> MemoryTool:
+    def tool_for(home: str, proxied: bool, timeout: float = READ_TIMEOUT) -> MemoryTool:
         endpoint = proxy.endpoint_url if proxied else moto.endpoint_url
+        config = {"config_kwargs": {"read_timeout": timeout}, "skip_instance_cache": True}
         return memory_tool(f"s3://{home}", storage_options=s3_storage_options(endpoint, **config))
 
     direct = fsspec.filesystem("s3", **s3_storage_options(moto.endpoint_url, skip_instance_cache=True))
@@ -79,17 +83,17 @@ def _azure(request: pytest.FixtureRequest, proxy: S3Proxy) -> LossyStore:
 
     azurite = request.getfixturevalue("azurite")
 
-    def filesystem(port: int) -> Any:
+    def filesystem(port: int, timeout: float) -> Any:
         connection = AZURITE_CONNECTION_STRING.format(port=port)
         fs = fsspec.filesystem("az", connection_string=connection, skip_instance_cache=True)
         retry = ExponentialRetry(initial_backoff=0.1, increment_base=0.2, random_jitter_range=0.05)
         fs.service_client = BlobServiceClient.from_connection_string(
-            connection, retry_policy=retry, read_timeout=READ_TIMEOUT
+            connection, retry_policy=retry, read_timeout=timeout
         )
         return fs
 
-    def tool_for(home: str, proxied: bool) -> MemoryTool:
-        return memory_tool(home, fs=filesystem(proxy.port if proxied else azurite.port))
+    def tool_for(home: str, proxied: bool, timeout: float = READ_TIMEOUT) -> MemoryTool:
+        return memory_tool(home, fs=filesystem(proxy.port if proxied else azurite.port, timeout))
 
     direct = fsspec.filesystem("az", **azurite.storage_options, skip_instance_cache=True)
     bucket = f"lossy-{uuid.uuid4().hex[:8]}"
@@ -100,9 +104,9 @@ def _azure(request: pytest.FixtureRequest, proxy: S3Proxy) -> LossyStore:
 def _gcs(request: pytest.FixtureRequest, proxy: S3Proxy) -> LossyStore:
     server = request.getfixturevalue("fake_gcs_server")
 
-    def tool_for(home: str, proxied: bool) -> MemoryTool:
+    def tool_for(home: str, proxied: bool, timeout: float = READ_TIMEOUT) -> MemoryTool:
         endpoint = proxy.endpoint_url if proxied else server.endpoint_url
-        options = {**server.storage_options, "endpoint_url": endpoint, "requests_timeout": READ_TIMEOUT}
+        options = {**server.storage_options, "endpoint_url": endpoint, "requests_timeout": timeout}
         return memory_tool(f"gs://{home}", storage_options={**options, "skip_instance_cache": True})
 
     direct = fsspec.filesystem("gs", **server.storage_options, skip_instance_cache=True)
