@@ -8,17 +8,14 @@ bundles compose through a bounded plain download / one streaming GET.
 from __future__ import annotations
 
 import asyncio
-import functools
 import io
-import threading
 import zipfile
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.support.http import Server, serving
 from toolnexus.agents import (
     MAX_BOOTSTRAP_FILE_BYTES,
     BootstrapError,
@@ -31,49 +28,14 @@ from toolnexus.agents import (
 FILES = {"AGENTS.md": b"# Rules\n\nBe kind.\n", "SOUL.md": b"You are Aster.\n", "MEMORY.md": b""}
 
 
-class CountingHandler(SimpleHTTPRequestHandler):
-    """Serves a folder, quietly, counting the body bytes it managed to send."""
-
-    sent: list[int]
-
-    def copyfile(self, source: Any, outputfile: Any) -> None:
-        try:
-            while chunk := source.read(64 * 1024):
-                outputfile.write(chunk)
-                self.sent.append(len(chunk))
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client had what it needed and hung up
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class Server:
-    def __init__(self, root: Path) -> None:
-        self.sent: list[int] = []
-        handler = type("Handler", (CountingHandler,), {"sent": self.sent})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def bytes_sent(self) -> int:
-        return sum(self.sent)
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Path, Server]]:
     root = tmp_path / "www"
     (root / "aster").mkdir(parents=True)
     for name, data in FILES.items():
         (root / "aster" / name).write_bytes(data)
-    server = Server(root)
-    server.thread.start()
-    try:
+    with serving(root) as server:
         yield root, server
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
-        server.thread.join(timeout=10)
 
 
 def test_an_http_home_composes_like_the_folder(served: tuple[Path, Server]) -> None:

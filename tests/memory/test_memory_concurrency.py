@@ -143,8 +143,8 @@ def test_threads_on_one_s3_home(
     streak = threading.local()  # conflicts in a row, per writer thread
     worst = [0]
 
-    def counted(self: S3Store, data: bytes, etag: str | None) -> bool:
-        written = original(self, data, etag)
+    def counted(self: S3Store, data: bytes, etag: str | None, lineage: str | None = None) -> bool:
+        written = original(self, data, etag, lineage)
         puts[written] += 1
         streak.n = 0 if written else getattr(streak, "n", 0) + 1
         worst[0] = max(worst[0], streak.n)

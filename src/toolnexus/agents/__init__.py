@@ -24,6 +24,7 @@ from toolnexus.runtime.tools import Tool
 from toolnexus.soul.bundling import write_bundle
 from toolnexus.soul.cache import SoulCache
 from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
+from toolnexus.soul.reading import BootstrapFile, read_bootstrap_file
 from toolnexus.sources import BootstrapSource, DictSource, LayeredSource, SourceBase
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "AgentTool",
     "AnthropicModel",
     "BootstrapError",
+    "BootstrapFile",
     "BootstrapSource",
     "Budget",
     "DictSource",
@@ -60,5 +62,6 @@ __all__ = [
     "compose_soul_async",
     "inspect_soul",
     "memory_tool",
+    "read_bootstrap_file",
     "write_bundle",
 ]

@@ -1,32 +1,53 @@
-"""``toolnexus memory LOCATION view|append|replace|remove``: the memory tool from a shell.
+"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove``: a persona's memory
+from a shell, for a person.
 
-Exit status: 0 done; 1 the edit was refused (the same ``error: …`` text the model would get, on
-stderr); 2 a storage or usage error (reported by :func:`toolnexus.cli.app.main` like every command's).
+Edits go through the memory tool (the model's rules, the same compare-and-swap); what is printed
+speaks to a person: every line starts with ``toolnexus:`` and names the file with its location.
+``--target user`` works on USER.md. ``view`` only reads (see :mod:`._memory_view`), so it works
+on any readable home; several locations are layers, base first, and edits go to the top one.
+
+Exit status: 0 done (also when there was nothing to change); 1 the edit was refused — why, on
+stderr, and nothing changed; 2 a storage or usage error (reported by :func:`toolnexus.cli.app.main`
+like every command's).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
-from toolnexus.agents import memory_tool
-from toolnexus.cli._support import Subparsers, emit, emit_json, location, location_options
+from toolnexus.agents import BootstrapError, memory_tool, read_bootstrap_file
+from toolnexus.cli._memory_messages import Recorder, outcome, refusal, shell_command
+from toolnexus.cli._memory_view import view
+from toolnexus.cli._support import Parser, Subparsers, emit, emit_json, location, location_options
 
 __all__ = ["EXIT_REFUSED", "register"]
 
-#: Exit status when the tool refused the edit (the model would have been told to try again).
+#: Exit status when the tool refused the edit (nothing was changed).
 EXIT_REFUSED = 1
 
-_EXAMPLES = """examples (on a copy: append and friends edit MEMORY.md in place):
+_ACTIONS = ("view", "append", "replace", "remove")
+
+_EXAMPLES = """examples (on a copy: append and friends edit the file in place):
   cp -r examples/aster /tmp/aster && toolnexus memory /tmp/aster view
   toolnexus memory /tmp/aster append "Mira moved to Hamburg (2026-11-30)."
-  toolnexus memory s3://bucket/aster -o profile=prod replace "Berlin" "Hamburg"
+  toolnexus memory /tmp/aster --target user replace "Berlin" "Hamburg"
+  toolnexus bundle /tmp/aster /tmp/aster.zip --force && toolnexus memory /tmp/aster.zip view
+  toolnexus memory examples/aster /tmp/aster view    # layers, base first: the merged view
+  toolnexus memory s3://bucket/aster -o profile=prod append "Prefers short answers."
 """
-
 
 #: Where ``-o`` given after the action collects (merged over the ones before it, key by key).
 _LATE_OPTIONS = "late_storage_options"
+#: Where the locations below the top one go (see :class:`_MemoryParser`).
+_LOWER_LAYERS = "lower_layers"
+#: ``--target`` → the file it works on (the memory tool's ``target``).
+TARGETS = {"memory": "MEMORY.md", "user": "USER.md"}
+#: Options of ``memory`` that take a value, for finding where the locations end.
+_VALUED = ("-o", "--target")
 
 
 def _merged(base: dict[str, Any] | None, late: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -42,56 +63,126 @@ def _merged(base: dict[str, Any] | None, late: dict[str, Any] | None) -> dict[st
     return merged
 
 
+class _MemoryParser(Parser):
+    """argparse matches positionals greedily, so ``memory BASE TOP append TEXT`` would take
+    ``append`` for a third location. The locations end at the first action name: all but the
+    last are handed over as hidden ``--lower-layer`` options, leaving one location positional."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        words = list(sys.argv[1:] if args is None else args)
+        locations: list[int] = []
+        index = 0
+        while index < len(words) and words[index] not in _ACTIONS:
+            word = words[index]
+            if word == "--":
+                break
+            if word in _VALUED:
+                index += 1
+            elif not word.startswith("-") or word == "-":
+                locations.append(index)
+            index += 1
+        if index >= len(words) or words[index] not in _ACTIONS:
+            return super().parse_known_args(words, namespace)  # no action: argparse says what is wrong
+        lower = set(locations[:-1])
+        moved = [part for i in sorted(lower) for part in ("--lower-layer", words[i])]
+        rest = [word for i, word in enumerate(words) if i not in lower]
+        return super().parse_known_args(moved + rest, namespace)
+
+
 _SINGLE_WRITER_HELP = (
     "only one process ever writes this home: write without conditional writes (needed on a "
     "filesystem or server that cannot enforce them)"
 )
-
-
+_TARGET_HELP = "which file: memory (MEMORY.md, the default) or user (USER.md)"
 _JSON_HELP = 'print {"action", "ok", "reply"} as one object on stdout (exit status as without)'
 
 
-def _run(args: argparse.Namespace) -> int:
-    arguments: dict[str, Any] = {"command": args.action}
+def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
+    name = TARGETS[args.target]
+    home = homes[0] if len(homes) == 1 else homes
+    try:
+        tool = memory_tool(home, storage_options=options, single_writer=args.single_writer)
+    except OSError as error:
+        if error.errno != errno.EROFS:
+            raise
+        hint = f"it can be read ({shell_command(homes, 'view')}), not edited"
+        raise BootstrapError(f"{error}; {hint}") from error
+    recorder = tool.stores[name] = Recorder(tool.stores[name])
+    arguments: dict[str, Any] = {"command": args.action, "target": args.target}
     for field in ("content", "old", "new"):
         if getattr(args, field, None) is not None:
             arguments[field] = getattr(args, field)
-    options = _merged(args.storage_options, getattr(args, _LATE_OPTIONS, None))
-    tool = memory_tool(args.location, storage_options=options, single_writer=args.single_writer)
     reply = tool.tool(**arguments)
-    refused = reply.startswith("error:")
-    if getattr(args, "json", False):
-        emit_json({"action": args.action, "ok": not refused, "reply": reply})
+    refused = bool(getattr(reply, "is_error", str(reply).startswith("error:")))
+    if args.json:
+        emit_json({"action": args.action, "ok": not refused, "reply": str(reply)})
         return EXIT_REFUSED if refused else 0
     if refused:
-        sys.stderr.write(reply + "\n")
+        sys.stderr.write(refusal(args.action, arguments, recorder, homes, str(reply)) + "\n")
         return EXIT_REFUSED
-    emit(reply if reply.endswith("\n") else reply + "\n")
+    emit(outcome(args.action, arguments, recorder) + "\n")
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    homes = [*(getattr(args, _LOWER_LAYERS, None) or []), args.location]
+    options = _merged(args.storage_options, getattr(args, _LATE_OPTIONS, None))
+    if args.action == "view" and args.json:
+        found = read_bootstrap_file(
+            homes[0] if len(homes) == 1 else homes, TARGETS[args.target], storage_options=options
+        )
+        emit_json({"action": "view", "ok": True, "reply": "" if found is None else found.text})
+        return 0
+    if args.action == "view":
+        return view(homes, TARGETS[args.target], options)
+    return _edit(args, homes, options)
+
+
+def _shared_options(parser: argparse.ArgumentParser, *, late: bool) -> None:
+    """``--target`` and ``--single-writer``, before the action or (``late``) after it."""
+    target: Any = argparse.SUPPRESS if late else "memory"
+    single_writer: Any = argparse.SUPPRESS if late else False
+    parser.add_argument("--target", choices=list(TARGETS), default=target, help=_TARGET_HELP)
+    parser.add_argument(
+        "--single-writer", action="store_true", default=single_writer, help=_SINGLE_WRITER_HELP
+    )
+    parser.add_argument("--json", action="store_true", default=single_writer, help=_JSON_HELP)
+
+
 def register(subparsers: Subparsers) -> None:
-    """Add ``memory LOCATION {view|append TEXT|replace OLD NEW|remove OLD}``."""
+    """Add ``memory LOCATION [LOCATION ...] {view|append TEXT|replace OLD NEW|remove OLD}``."""
     parser = subparsers.add_parser(
         "memory",
         parents=[location_options(symlinks=False)],
-        help="view or edit a persona's MEMORY.md",
-        description="View or edit a persona's MEMORY.md with the same rules as the memory tool.",
+        help="view or edit a persona's MEMORY.md or USER.md",
+        description="View or edit a persona's MEMORY.md (or USER.md) with the memory tool's rules.",
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="%(prog)s [options] LOCATION [LOCATION ...] {view,append,replace,remove} ...",
     )
+    parser.__class__ = _MemoryParser  # add_parser builds the parent's class; this one only adds a step
     parser.add_argument(
         "location",
         type=location,
         metavar="LOCATION",
-        help="persona home: a folder, an fsspec URL (s3://bucket/aster), …",
+        help="persona home: a folder, a zip or tar bundle, an fsspec URL (s3://bucket/aster); several "
+        "are layers, base first (view shows the merged files; edits go to the top layer)",
     )
-    parser.add_argument("--single-writer", action="store_true", help=_SINGLE_WRITER_HELP)
-    parser.add_argument("--json", action="store_true", help=_JSON_HELP)
-    actions = parser.add_subparsers(dest="action", required=True, metavar="{view,append,replace,remove}")
+    parser.add_argument(
+        "--lower-layer", dest=_LOWER_LAYERS, action="append", type=location, help=argparse.SUPPRESS
+    )
+    _shared_options(parser, late=False)
+    actions = cast(
+        Subparsers,
+        parser.add_subparsers(
+            dest="action", required=True, metavar="{view,append,replace,remove}", parser_class=Parser
+        ),
+    )
     # The options are accepted after the action too: its parser must not reset the ones before.
     late = [location_options(symlinks=False, dest=_LATE_OPTIONS)]
-    view = actions.add_parser("view", parents=late, help="print MEMORY.md")
+    view_parser = actions.add_parser("view", parents=late, help="print the file (any readable home)")
     append = actions.add_parser("append", parents=late, help="add a note at the end")
     append.add_argument("content", metavar="TEXT")
     replace = actions.add_parser("replace", parents=late, help="replace text that occurs exactly once")
@@ -99,9 +190,6 @@ def register(subparsers: Subparsers) -> None:
     replace.add_argument("new", metavar="NEW")
     remove = actions.add_parser("remove", parents=late, help="delete text that occurs exactly once")
     remove.add_argument("old", metavar="OLD")
-    for action in (view, append, replace, remove):
-        action.add_argument(
-            "--single-writer", action="store_true", default=argparse.SUPPRESS, help=_SINGLE_WRITER_HELP
-        )
-        action.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=_JSON_HELP)
+    for action in (view_parser, append, replace, remove):
+        _shared_options(action, late=True)
     parser.set_defaults(handler=_run)

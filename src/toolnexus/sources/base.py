@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
@@ -257,11 +258,14 @@ EntrySourceBase = SourceBase
 
 
 def read_only(location: str, what: str, why: str) -> BootstrapError:
-    """The error a read-only source's ``writer`` raises: what it is, and why it cannot be written."""
-    return BootstrapError(
+    """The error a read-only source's ``writer`` raises: what it is, and why it cannot be written.
+    Its ``errno`` is ``EROFS``, so a caller can tell "read-only" from other failures."""
+    error = BootstrapError(
         f"{location}: is {what}, which memory_tool cannot write ({why}); "
         "point it at a writable persona folder"
     )
+    error.errno = errno.EROFS
+    return error
 
 
 def writer_of(source: BootstrapSource, name: str, *, single_writer: bool = False) -> MemoryStore:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from toolnexus.stores.azure import AzureBlobStore
 from toolnexus.stores.base import MAX_ATTEMPTS, MEMORY_FILE, Change, CompareAndSwapStore, MemoryStore, Plan
 from toolnexus.stores.gcs import GcsStore
+from toolnexus.stores.lineage import Stored
 from toolnexus.stores.local import LocalStore
 from toolnexus.stores.plain import FsspecStore
 from toolnexus.stores.probe import forget_verdicts, require_enforced
@@ -41,6 +42,7 @@ __all__ = [
     "MemoryStore",
     "Plan",
     "S3Store",
+    "Stored",
     "forget_verdicts",
     "require_enforced",
 ]

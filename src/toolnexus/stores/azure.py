@@ -1,6 +1,7 @@
 """A file on Azure Blob Storage (adlfs): the blob's ETag comes with its bytes; the upload is
 conditional (``If-Match: <etag>``, or ``If-None-Match: *`` when creating), which Azure answers
-with 412 / 409 when another writer got there first."""
+with 412 / 409 when another writer got there first. The lineage (:mod:`.lineage`) is the blob's
+``toolnexus_edits`` metadata (Azure's metadata names are C# identifiers: no hyphen)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from typing import Any
 
 from toolnexus._aio import run_on_loop
 from toolnexus.stores.base import READ_LIMIT, CompareAndSwapStore
+from toolnexus.stores.lineage import Stored, parse_lineage
 
 __all__ = ["AzureBlobStore"]
+
+_LINEAGE_KEY = "toolnexus_edits"
 
 
 def _is_invalid_range(error: BaseException) -> bool:
@@ -27,11 +31,11 @@ class AzureBlobStore(CompareAndSwapStore):
         container, blob, _ = self.fs.split_path(path)
         return self.fs.service_client.get_blob_client(container, blob)
 
-    def get(self, path: str) -> tuple[bytes | None, str | None]:
-        result: tuple[bytes | None, str | None] = run_on_loop(self.fs, self._get, path)
+    def get(self, path: str) -> Stored:
+        result: Stored = run_on_loop(self.fs, self._get, path)
         return result
 
-    async def _get(self, path: str) -> tuple[bytes | None, str | None]:
+    async def _get(self, path: str) -> Stored:
         from azure.core.exceptions import ResourceNotFoundError  # noqa: PLC0415  (optional backend)
 
         client = self._client(path)
@@ -45,15 +49,21 @@ class AzureBlobStore(CompareAndSwapStore):
                 # the SDK itself handles for empty blobs; the bytes are still capped below.
                 downloader = await client.download_blob()
         except ResourceNotFoundError:
-            return None, None
+            return Stored(None, None)
         data = await downloader.read(READ_LIMIT)
-        return bytes(data), str(downloader.properties.etag)
+        properties = downloader.properties
+        lineage = parse_lineage((properties.metadata or {}).get(_LINEAGE_KEY))
+        return Stored(bytes(data), str(properties.etag), lineage)
 
     def put(self, path: str, data: bytes, version: str | None) -> bool:
-        result: bool = run_on_loop(self.fs, self._put, path, data, version)
+        result: bool = run_on_loop(self.fs, self._put, path, data, version, None)
         return result
 
-    async def _put(self, path: str, data: bytes, version: str | None) -> bool:
+    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
+        result: bool = run_on_loop(self.fs, self._put, path, data, version, lineage)
+        return result
+
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
         from azure.core import MatchConditions  # noqa: PLC0415
         from azure.core.exceptions import ResourceExistsError, ResourceModifiedError  # noqa: PLC0415
 
@@ -62,6 +72,8 @@ class AzureBlobStore(CompareAndSwapStore):
             condition: dict[str, Any] = {"overwrite": False}  # sends If-None-Match: *
         else:
             condition = {"overwrite": True, "etag": version, "match_condition": MatchConditions.IfNotModified}
+        if lineage is not None:
+            condition["metadata"] = {_LINEAGE_KEY: lineage}
         try:
             await client.upload_blob(data, **condition)
         except (ResourceExistsError, ResourceModifiedError):

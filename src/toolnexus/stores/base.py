@@ -1,5 +1,6 @@
 """What every store shares: the edit plan, the store protocol, per-process locks, and the
-compare-and-swap retry loop that S3, Azure Blob and GCS stores run over their own conditions."""
+compare-and-swap retry loop that S3, Azure Blob and GCS stores run over their own conditions —
+exactly once, also when a write's answer is lost (see :mod:`.lineage`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
-from toolnexus.errors import BootstrapError, read_error
+from toolnexus.errors import BootstrapError, describe, detail, read_error
+from toolnexus.stores.lineage import Stored, applied, lineage_after, new_edit_id
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -22,6 +24,7 @@ __all__ = [
     "CompareAndSwapStore",
     "MemoryStore",
     "Plan",
+    "Stored",
     "process_lock",
     "storage_error",
 ]
@@ -90,7 +93,10 @@ class CompareAndSwapStore:
     Subclasses provide three primitives on any path of the filesystem — :meth:`get` (bytes and
     version in one consistent read), :meth:`put` (write only if the object is still at
     ``version``, or still absent for ``None``; ``False`` on a conflict) and :meth:`delete` — and
-    name their conditions. The update is read → plan → conditional write, retried on conflict.
+    name their conditions; :meth:`put_with_lineage` (and a :class:`.Stored` from :meth:`get`)
+    adds the lineage that makes an edit whose answer was lost exactly-once under contention. The
+    update is read → plan → conditional write, retried on conflict (after checking that the
+    conflict is not this edit's own earlier attempt).
     Before each update the ``probe`` it was given (in practice :func:`.probe.require_enforced`,
     which runs once per bucket and process) checks that the server really refuses a stale write;
     a server that ignores the conditions is refused. The probe is handed in, not imported: it is
@@ -115,11 +121,25 @@ class CompareAndSwapStore:
         self._lock = process_lock(f"{id(self.fs)}:{self.path}")
 
     # The primitives, on any path (the probe uses them on its own object).
-    def get(self, path: str) -> tuple[bytes | None, str | None]:
+    def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
+        """The object's bytes (first cap + 1) and version from one consistent read: a
+        ``(data, version)`` pair, or a :class:`.Stored` that also carries the lineage kept with
+        the object (see :meth:`put_with_lineage`)."""
         raise NotImplementedError
 
     def put(self, path: str, data: bytes, version: str | None) -> bool:
+        """Write ``data`` only if the object is still at ``version`` (``None``: still absent);
+        ``False`` on a conflict."""
         raise NotImplementedError
+
+    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
+        """:meth:`put`, keeping ``lineage`` in the object's metadata, where :meth:`get` returns it.
+
+        Optional: by default the lineage is dropped, and an edit whose answer was lost is then
+        settled by comparing the stored bytes with the bytes sent (:mod:`.lineage` says what that
+        cannot tell apart). The built-in S3, Azure Blob and GCS stores keep it.
+        """
+        return self.put(path, data, version)
 
     def delete(self, path: str) -> None:
         raise NotImplementedError
@@ -128,20 +148,28 @@ class CompareAndSwapStore:
         """The bucket or container: the unit the probe's verdict is cached for."""
         return str(self.fs.split_path(self.path)[0])
 
-    def read_versioned(self) -> tuple[bytes | None, str | None]:
-        """The file's first cap + 1 bytes and the version of that very object."""
+    def read_stored(self) -> Stored:
+        """The file's first cap + 1 bytes, the version of that very object and its lineage."""
         try:
-            return self.get(self.path)
+            got = self.get(self.path)
         except Exception as error:
             raise storage_error(error, self.location, self.name, "read") from error
+        return got if isinstance(got, Stored) else Stored(*got)
+
+    def read_versioned(self) -> tuple[bytes | None, str | None]:
+        """The file's first cap + 1 bytes and the version of that very object."""
+        stored = self.read_stored()
+        return stored.data, stored.version
 
     def read(self) -> bytes | None:
-        return self.read_versioned()[0]
+        return self.read_stored().data
 
-    def put_if(self, data: bytes, version: str | None) -> bool:
+    def put_if(self, data: bytes, version: str | None, lineage: str | None = None) -> bool:
         """Write only if the file is still the version read (or still absent); False on conflict."""
         try:
-            return self.put(self.path, data, version)
+            if lineage is None:
+                return self.put(self.path, data, version)
+            return self.put_with_lineage(self.path, data, version, lineage)
         except Exception as error:
             raise storage_error(error, self.location, self.name, "write") from error
         finally:
@@ -153,15 +181,54 @@ class CompareAndSwapStore:
             return self._update(plan)
 
     def _update(self, plan: Plan) -> Change:
+        """Read → plan → conditional write, until a write lands; after a conflict or a failed
+        write, the fresh read first tells whether this edit was applied after all."""
+        edit = new_edit_id()
+        stored = self.read_stored()
         for attempt in range(MAX_ATTEMPTS):
-            current, version = self.read_versioned()
-            change = plan(current)
-            if change.data is None or self.put_if(change.data, version):
+            change = plan(stored.data)
+            if change.data is None:
+                return change
+            try:
+                if self.put_if(change.data, stored.version, lineage_after(stored, edit)):
+                    return change
+            except OSError as failed:
+                self._settle_failed_write(failed, edit, stored, change.data)
                 return change
             time.sleep(random.uniform(0, min(_BACKOFF_MAX, _BACKOFF_BASE * 2**attempt)))
-        error = BootstrapError(
+            over, stored = stored, self.read_stored()
+            outcome = applied(stored, edit, over, change.data)
+            if outcome:
+                return change  # a retry of our own write met the version it had written
+            if outcome is None:
+                raise self._unknown_outcome("another writer's edits followed it")
+        busy = BootstrapError(
             f"cannot write {self.name} in {self.location}: it changed under every one of "
             f"{MAX_ATTEMPTS} attempts (other writers are busy); try again"
         )
-        error.errno = errno.EBUSY
-        raise error
+        busy.errno = errno.EBUSY
+        raise busy
+
+    def _settle_failed_write(self, error: OSError, edit: str, over: Stored, data: bytes) -> None:
+        """A write raised, so it may or may not have been applied: return if it was, else raise
+        ``error`` (not applied; the SDK has already retried) or say that nobody can tell."""
+        failure = f"the write failed ({detail(error.__cause__ or error)})"
+        try:
+            now = self.read_stored()
+        except OSError:
+            if isinstance(error, PermissionError):
+                raise error from error.__cause__  # refused, not lost: the server said no
+            raise self._unknown_outcome(f"{failure} and so did reading it back") from error
+        outcome = applied(now, edit, over, data)
+        if outcome is None:
+            raise self._unknown_outcome(failure) from error
+        if not outcome:
+            raise error
+
+    def _unknown_outcome(self, why: str) -> BootstrapError:
+        error = BootstrapError(
+            f"cannot tell whether the edit of {describe(self.location, self.name)} was applied: "
+            f"{why}. It was not repeated; view {self.name} before trying again."
+        )
+        error.errno = errno.EIO
+        return error

@@ -1,6 +1,7 @@
 """A file on Google Cloud Storage (gcsfs): the object's generation is read with its metadata, the
 bytes are read pinned to that generation, and the upload carries ``ifGenerationMatch`` (``0``:
-must not exist yet), which GCS answers with 412 when another writer got there first."""
+must not exist yet), which GCS answers with 412 when another writer got there first. The lineage
+(:mod:`.lineage`) is the object's ``toolnexus-edits`` custom metadata, read with the generation."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import json
 
 from toolnexus._aio import run_on_loop
 from toolnexus.stores.base import READ_LIMIT, CompareAndSwapStore
+from toolnexus.stores.lineage import Stored, parse_lineage
 
 __all__ = ["GcsStore"]
+
+_LINEAGE_KEY = "toolnexus-edits"
 
 
 class GcsStore(CompareAndSwapStore):
@@ -18,20 +22,21 @@ class GcsStore(CompareAndSwapStore):
     conditions = ("ifGenerationMatch=0", "ifGenerationMatch")
     stale_version = "1"
 
-    def get(self, path: str) -> tuple[bytes | None, str | None]:
-        result: tuple[bytes | None, str | None] = run_on_loop(self.fs, self._get, path)
+    def get(self, path: str) -> Stored:
+        result: Stored = run_on_loop(self.fs, self._get, path)
         return result
 
-    async def _get(self, path: str) -> tuple[bytes | None, str | None]:
+    async def _get(self, path: str) -> Stored:
         bucket, key, _ = self.fs.split_path(path)
         while True:
             try:
                 meta = await self.fs._call("GET", "b/{}/o/{}", bucket, key, json_out=True)
             except FileNotFoundError:
-                return None, None
+                return Stored(None, None)
             generation = str(meta["generation"])
+            lineage = parse_lineage((meta.get("metadata") or {}).get(_LINEAGE_KEY))
             if int(meta.get("size", 0)) == 0:
-                return b"", generation  # a ranged read of an empty object is not satisfiable
+                return Stored(b"", generation, lineage)  # a ranged read of nothing is not satisfiable
             headers = {"Range": f"bytes=0-{READ_LIMIT - 1}"}
             try:
                 _, data = await self.fs._call(
@@ -39,13 +44,17 @@ class GcsStore(CompareAndSwapStore):
                 )
             except FileNotFoundError:
                 continue  # replaced between the two requests: read the new generation
-            return bytes(data), generation
+            return Stored(bytes(data), generation, lineage)
 
     def put(self, path: str, data: bytes, version: str | None) -> bool:
-        result: bool = run_on_loop(self.fs, self._put, path, data, version)
+        result: bool = run_on_loop(self.fs, self._put, path, data, version, None)
         return result
 
-    async def _put(self, path: str, data: bytes, version: str | None) -> bool:
+    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
+        result: bool = run_on_loop(self.fs, self._put, path, data, version, lineage)
+        return result
+
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
         from gcsfs.core import quote  # noqa: PLC0415  (optional backend)
 
         bucket, key, _ = self.fs.split_path(path)
@@ -56,7 +65,7 @@ class GcsStore(CompareAndSwapStore):
                 url,
                 uploadType="multipart",  # a multipart upload, as gcsfs's own: every server checks
                 ifGenerationMatch=version if version is not None else "0",  # its preconditions
-                data=_multipart(key, data),
+                data=_multipart(key, data, lineage),
                 headers={"Content-Type": f'multipart/related; boundary="{_BOUNDARY}"'},
                 json_out=True,
             )
@@ -75,9 +84,12 @@ class GcsStore(CompareAndSwapStore):
 _BOUNDARY = "toolnexus-8b1c4e2f"
 
 
-def _multipart(key: str, data: bytes) -> bytes:
-    """The object's name (JSON) and its bytes in one ``multipart/related`` body."""
-    metadata = json.dumps({"name": key})
+def _multipart(key: str, data: bytes, lineage: str | None) -> bytes:
+    """The object's name and metadata (JSON) and its bytes in one ``multipart/related`` body."""
+    resource: dict[str, object] = {"name": key}
+    if lineage is not None:
+        resource["metadata"] = {_LINEAGE_KEY: lineage}
+    metadata = json.dumps(resource)
     head = (
         f"--{_BOUNDARY}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{metadata}\r\n"
         f"--{_BOUNDARY}\r\nContent-Type: application/octet-stream\r\n\r\n"

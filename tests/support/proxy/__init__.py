@@ -7,8 +7,8 @@ It exists to *observe* and *perturb* the traffic of the code under test:
 * inject latency (:attr:`S3Proxy.latency`, applied to every request, with
   concurrent requests sleeping concurrently);
 * inject faults (:meth:`S3Proxy.add_fault` with :class:`Status`,
-  :class:`Reset`, :class:`TruncateBody`, :class:`Stall`, :class:`Delay` or
-  :class:`Hold`);
+  :class:`Reset`, :class:`TruncateBody`, :class:`Stall`, :class:`Delay`,
+  :class:`Hold` or :class:`LoseResponse`);
 * let tests wait on what happens (:meth:`S3Proxy.wait_until`) instead of
   sleeping.
 
@@ -38,6 +38,7 @@ from tests.support.proxy.actions import (
     FaultAction,
     FaultRule,
     Hold,
+    LoseResponse,
     Reset,
     Stall,
     Status,
@@ -56,6 +57,7 @@ __all__ = [
     "FaultAction",
     "FaultRule",
     "Hold",
+    "LoseResponse",
     "ProxyRequest",
     "RequestRecord",
     "Reset",

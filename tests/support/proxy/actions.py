@@ -174,6 +174,23 @@ class Hold(FaultAction):
     timeout: float = 60.0
 
 
+@dataclass(frozen=True, eq=False)
+class LoseResponse(FaultAction):
+    """Forward the request upstream (so the server applies it), then lose the answer: the client
+    gets ``then`` instead — :class:`Reset` (the default: a connection reset), a :class:`Status`
+    (a 5xx after the body was sent) or :class:`Stall` (no answer: the client times out).
+
+    ``applied``, if given, is set once the server has answered, and the proxy then waits for
+    ``resume`` (if given) before it answers the client: a test can act on the server while the
+    client still does not know its request's outcome.
+    """
+
+    then: Reset | Status | Stall = Reset()
+    applied: threading.Event | None = None
+    resume: threading.Event | None = None
+    timeout: float = 60.0
+
+
 Matcher = Callable[[ProxyRequest], bool]
 
 

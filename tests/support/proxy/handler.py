@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import threading
 import urllib.parse
@@ -12,6 +13,7 @@ from tests.support.proxy.actions import (
     Delay,
     FaultAction,
     Hold,
+    LoseResponse,
     Reset,
     Stall,
     Status,
@@ -85,12 +87,9 @@ class _Handler(_Ledger):
         if latency > 0 and self._stop_event.wait(latency):
             return False, False
 
-        action = self._pick_fault(request)
-        if isinstance(action, Hold):
-            action.release.wait(action.timeout)
-            if self._stop_event.is_set():
-                return False, False
-            action = action.then
+        action, stopping = self._before_answering(conn, raw, target, self._pick_fault(request))
+        if stopping:
+            return False, False
         keep_alive = raw.keep_alive
         head_only = raw.method == "HEAD"
 
@@ -169,6 +168,28 @@ class _Handler(_Ledger):
             keep_alive=keep_alive,
             reason=reason,
         )
+
+    def _before_answering(
+        self, conn: _Connection, raw: _RawRequest, target: str, action: FaultAction | None
+    ) -> tuple[FaultAction | None, bool]:
+        """Play the faults that act before the answer (:class:`Hold`, :class:`LoseResponse`):
+        the action that decides the answer, and whether the proxy is stopping meanwhile."""
+        if isinstance(action, Hold):
+            action.release.wait(action.timeout)
+            return action.then, self._stop_event.is_set()
+        if isinstance(action, LoseResponse):
+            # The server applies it and its answer is dropped; if the upstream fails instead, the
+            # outcome is as unknown to us as to the client.
+            with contextlib.suppress(*_DISCONNECT_ERRORS):
+                self._forward(conn, raw, target)
+            if action.applied is not None:
+                action.applied.set()
+                with self._lock:
+                    self._lock.notify_all()
+            if action.resume is not None:
+                action.resume.wait(action.timeout)
+            return action.then, self._stop_event.is_set()
+        return action, False
 
     def _forward(
         self, conn: _Connection, raw: _RawRequest, target: str

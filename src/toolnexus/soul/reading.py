@@ -1,0 +1,74 @@
+"""``read_bootstrap_file``: one bootstrap file of any readable home, as the soul reads it.
+
+For showing a file to a person (``toolnexus memory … view``) without composing the whole soul and
+without needing a writable home: the same resolution and capped read as ``inspect_soul`` (zip and
+tar bundles, HTTP, layers — the topmost layer holding the file wins), the same decoding (UTF-8, or
+UTF-16 after its byte-order mark; invalid bytes become U+FFFD; the 2 MiB cap). Unlike the soul's
+section, the text keeps its line endings and trailing whitespace, so a piece copied from it can be
+given to the memory tool's ``replace``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, FileReport, normalise_body
+from toolnexus.sources import Location, read_entries, resolve
+
+__all__ = ["BootstrapFile", "read_bootstrap_file"]
+
+#: Length of the byte-order mark a report says was stripped, by encoding.
+_BOM_LENGTH = {"utf-8": 3, "utf-16-le": 2, "utf-16-be": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapFile:
+    """One bootstrap file found in a home: its text and what the soul's rules made of it.
+
+    ``report.status`` is ``"present"``, or ``"skipped"`` for a name that is not a regular file
+    (then ``text`` is empty). ``report.layer`` names the layer it came from in a layered persona.
+    """
+
+    text: str
+    report: FileReport
+    #: Where the home turned out to be (a folder inside a bundle; layers joined by ``" + "``).
+    home: str
+
+    @property
+    def location(self) -> str:
+        """Where the file itself is: its layer, else the home."""
+        return self.report.layer or self.home
+
+
+def read_bootstrap_file(
+    dir: Location,
+    name: str,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    follow_external_symlinks: bool = False,
+) -> BootstrapFile | None:
+    """``name`` (one of ``BOOTSTRAP_ORDER``) from the home, or ``None`` when the home has none.
+
+    Takes every location ``compose_soul`` takes and raises what it raises (a missing home, an
+    unreadable file); it only reads, so read-only homes work. The text is decoded as the soul
+    decodes it, line endings as stored; a file over the cap is cut there (``report.truncated``).
+    """
+    if name not in BOOTSTRAP_ORDER:
+        raise ValueError(f"{name!r} is not a bootstrap file name (one of {', '.join(BOOTSTRAP_ORDER)})")
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+    )
+    reading = read_entries(source, [name], MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+    entry = reading.entries.get(name)
+    if entry is None:
+        return None
+    if entry.data is None:
+        return BootstrapFile("", FileReport(name, "skipped", layer=entry.origin), reading.location)
+    _, report = normalise_body(entry.data, size=entry.size, name=name, layer=entry.origin)
+    encoding = report.encoding or "utf-8"
+    start = _BOM_LENGTH[encoding] if report.bom_stripped else 0
+    text = entry.data[start : report.kept_bytes].decode(encoding, "replace")
+    return BootstrapFile(text, report, reading.location)
