@@ -95,7 +95,7 @@ def test_try_it_on_s3_locally_runs_as_written(tmp_path: Path) -> None:
     assert lines[:7] == list(BOOTSTRAP_ORDER)
     assert lines[7] == "wrote s3://personas/aster.tgz: 7 files (" + ", ".join(lines[:7]) + ")"
     assert lines[-2].startswith("7 of 7 bootstrap files found in s3://personas/aster.tgz; soul: ")
-    assert lines[-1].startswith("ok: note appended")
+    assert lines[-1].startswith("toolnexus: added a note to s3://personas/aster/MEMORY.md")
     assert stderr == ""
 
 

@@ -32,7 +32,7 @@ def test_an_unknown_flag_after_a_subcommand_shows_that_usage_and_a_suggestion() 
         "toolnexus soul: error: unrecognized arguments: --jsn; did you mean '--json'?"
     )
     nested = run("memory", str(EXAMPLE), "view", "--singel-writer")
-    assert nested.stderr.startswith("usage: toolnexus memory LOCATION view [-h]")
+    assert nested.stderr.startswith("usage: toolnexus memory LOCATION [LOCATION ...] view [-h]")
     assert nested.stderr.splitlines()[-1].endswith("did you mean '--single-writer'?")
     far = run("check", str(EXAMPLE), "--zzz")  # nothing close: no suggestion, still check's usage
     assert far.stderr.startswith("usage: toolnexus check ")
@@ -57,7 +57,7 @@ def test_help_command_is_command_help() -> None:
 def test_memory_usage_says_location_like_the_others() -> None:
     """The bug: ``memory``'s usage line said ``location`` where the others say ``LOCATION``."""
     usage = run("memory", "--help").stdout.splitlines()[0:2]
-    assert "LOCATION {view,append,replace,remove}" in " ".join(usage)
+    assert "LOCATION [LOCATION ...] {view,append,replace,remove}" in " ".join(usage)
     assert " location " not in " ".join(usage)
 
 
@@ -138,7 +138,7 @@ def test_zsh_completion() -> None:
     )
     assert shell("zsh", script) == [
         "compdef _toolnexus toolnexus",
-        "memory:view or edit a persona's MEMORY.md",
+        "memory:view or edit a persona's MEMORY.md or USER.md",
         "FILES",
     ]
 

@@ -222,7 +222,7 @@ def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParse
 def test_no_help_text_names_a_python_argument() -> None:
     """``--help`` is read by people too: no ``MAX_TURNS`` metavar, no ``storage_options``."""
     helps = {parser.prog: parser.format_help() for parser in _parsers(cli.build_parser())}
-    assert "toolnexus memory LOCATION view" in helps
+    assert "toolnexus memory LOCATION [LOCATION ...] view" in helps
     for prog, text in helps.items():
         assert not PYTHON_NAMES.search(text), prog
         assert not re.search(r"\b(MAX_TURNS|MAX_RETRIES|STORAGE_OPTIONS|BASE_URL)\b", text), prog

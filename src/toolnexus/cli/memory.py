@@ -177,7 +177,11 @@ def register(subparsers: Subparsers) -> None:
     actions = cast(
         Subparsers,
         parser.add_subparsers(
-            dest="action", required=True, metavar="{view,append,replace,remove}", parser_class=Parser
+            dest="action",
+            required=True,
+            metavar="{view,append,replace,remove}",
+            parser_class=Parser,
+            prog=f"{parser.prog} LOCATION [LOCATION ...]",  # not the whole usage line above
         ),
     )
     # The options are accepted after the action too: its parser must not reset the ones before.
