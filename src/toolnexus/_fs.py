@@ -5,12 +5,30 @@ They live below both so that neither imports the other's internals.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator, Sequence
+from typing import Any
 
-__all__ = ["is_empty_range_error", "read_capped", "stat_validator"]
+__all__ = [
+    "FOLDER_DEPTH",
+    "fsspec_files",
+    "is_empty_range_error",
+    "is_hidden",
+    "local_files",
+    "open_folders",
+    "read_capped",
+    "stat_validator",
+]
+
+#: How many folder levels below a listed folder are walked (a bound against hostile trees).
+FOLDER_DEPTH = 8
+
+_FOLDER_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def read_capped(fd: int, limit: int) -> tuple[bytes | None, int | None]:
@@ -46,3 +64,110 @@ def stat_validator(info: os.stat_result, trusted_before_ns: int) -> Hashable | N
     if info.st_mtime_ns >= trusted_before_ns or info.st_ctime_ns >= trusted_before_ns:
         return None
     return (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def is_hidden(relative: str) -> bool:
+    """A path with a hidden segment (``.name``: temporary files, probe objects) or an empty one."""
+    return any(not part or part.startswith(".") for part in relative.split("/"))
+
+
+def open_folders(root_fd: int, parts: Sequence[str], *, create: bool = False) -> list[int] | None:
+    """Open each folder of ``parts`` below ``root_fd`` in turn, never following a symlink.
+
+    Returns their descriptors in order (the caller closes them), or ``None`` when one is missing
+    and ``create`` is false; with ``create`` a missing folder is made. A component that is a
+    symlink or a file raises :class:`NotADirectoryError` naming it: nothing is ever written or
+    read through a link, so a path below the home cannot lead out of it.
+    """
+    fds: list[int] = []
+    try:
+        for index, part in enumerate(parts):
+            current = fds[-1] if fds else root_fd
+            try:
+                fds.append(os.open(part, _FOLDER_FLAGS, dir_fd=current))
+                continue
+            except FileNotFoundError:
+                if not create:
+                    for fd in fds:
+                        os.close(fd)
+                    return None
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                    where = "/".join(parts[: index + 1])
+                    raise NotADirectoryError(
+                        errno.ENOTDIR, f"{where} is a symlink or a file, not a folder"
+                    ) from None
+                raise
+            with contextlib.suppress(FileExistsError):  # made meanwhile: open it like any other
+                os.mkdir(part, 0o777, dir_fd=current)
+            fds.append(os.open(part, _FOLDER_FLAGS, dir_fd=current))
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return fds
+
+
+def local_files(root: str, folder: str) -> Iterator[tuple[str, int, str]]:
+    """Every regular file below ``root/folder``: ``(path relative to root, folder fd, name)``.
+
+    The descriptor is valid until the next item. Symlinks are never followed (neither listed),
+    hidden names are skipped, and at most :data:`FOLDER_DEPTH` levels are walked. A missing
+    folder yields nothing.
+    """
+    try:
+        root_fd = os.open(root, _FOLDER_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return
+    try:
+        fds = open_folders(root_fd, folder.split("/"))
+        if fds is None:
+            return
+        for fd in fds[:-1]:
+            os.close(fd)
+        yield from _walk(fds[-1], folder, FOLDER_DEPTH)
+    finally:
+        os.close(root_fd)
+
+
+def _walk(fd: int, prefix: str, depth: int) -> Iterator[tuple[str, int, str]]:
+    """Yield the files of the folder ``fd`` (closed at the end), then recurse into its folders."""
+    try:
+        with os.scandir(fd) as scan:
+            entries = sorted(
+                (entry.name, entry.is_dir(follow_symlinks=False), entry.is_file(follow_symlinks=False))
+                for entry in scan
+            )
+        for name, is_dir, is_file in entries:
+            if name.startswith("."):
+                continue
+            if is_file:
+                yield f"{prefix}/{name}", fd, name
+            elif is_dir and depth > 0:
+                try:
+                    child = os.open(name, _FOLDER_FLAGS, dir_fd=fd)
+                except (FileNotFoundError, NotADirectoryError):
+                    continue  # removed or replaced meanwhile
+                yield from _walk(child, f"{prefix}/{name}", depth - 1)
+    finally:
+        os.close(fd)
+
+
+def fsspec_files(fs: Any, folder_path: str) -> dict[str, int]:
+    """Every file below ``folder_path`` on an fsspec filesystem: ``{path relative to it: size}``.
+
+    The listing is fresh (the filesystem's listing cache for the folder is dropped first);
+    hidden names are skipped; a missing folder is empty.
+    """
+    fs.invalidate_cache(folder_path)
+    try:
+        found = fs.find(folder_path, detail=True)
+    except FileNotFoundError:
+        return {}
+    prefix = folder_path.rstrip("/") + "/"
+    files: dict[str, int] = {}
+    for path, info in found.items():
+        relative = str(path)[len(prefix) :] if str(path).startswith(prefix) else ""
+        if info.get("type") == "file" and relative and not is_hidden(relative):
+            files[relative] = int(info.get("size") or 0)
+    return files

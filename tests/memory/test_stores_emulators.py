@@ -20,11 +20,12 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.support.backends import PERSONAS, Persona, expected
 from tests.support.files import zip_bytes
+from tests.support.folders import exercise_compare_and_swap_rename, exercise_folder_store
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.sources import FsspecSource
 from toolnexus.stores import AzureBlobStore, GcsStore
-from toolnexus.stores.probe import require_enforced
+from toolnexus.stores.probe import require_conditional_delete, require_enforced
 
 pytestmark = pytest.mark.emulators
 
@@ -116,7 +117,8 @@ def test_empty_memory_is_editable(request: pytest.FixtureRequest, store: Store) 
 
 def _memory_store(store: Store, store_class: Any) -> tuple[Any, str]:
     home = store.home({})
-    return store_class(FsspecSource(store.fs, home.split("://", 1)[1]), probe=require_enforced), home
+    source = FsspecSource(store.fs, home.split("://", 1)[1])
+    return store_class(source, probe=require_enforced), home
 
 
 @pytest.mark.parametrize(("backend", "store_class"), [("azure", AzureBlobStore), ("gcs", GcsStore)])
@@ -133,6 +135,39 @@ def test_server_enforces_both_conditions(
     assert not memory.put_if(b"stale\n", store_class.stale_version)  # stale version: 412
     assert memory.put_if(b"fresh\n", version)
     assert store.get(f"{home}/MEMORY.md") == b"fresh\n"
+
+
+@pytest.mark.parametrize(("backend", "store_class"), [("azure", AzureBlobStore), ("gcs", GcsStore)])
+def test_topic_files_listings_deletes_and_renames(
+    request: pytest.FixtureRequest, backend: str, store_class: Any
+) -> None:
+    store = _store(request, backend)
+    memory, home = _memory_store(store, store_class)
+    prefix = home.split("://", 1)[1]
+
+    def raw_put(name: str, data: bytes) -> None:
+        store.fs.pipe_file(f"{prefix}/{name}", data)
+
+    exercise_folder_store(memory, raw_put)  # no delete probe here: renames run unchecked
+    if backend == "azure":
+        require_conditional_delete(memory)  # Azurite enforces If-Match on a delete
+        exercise_compare_and_swap_rename(memory, raw_put)
+
+
+def test_fake_gcs_server_ignores_conditional_deletes_so_renames_are_refused(
+    request: pytest.FixtureRequest,
+) -> None:
+    store = _store(request, "gcs")
+    memory, home = _memory_store(store, GcsStore)
+    notes = memory.file("memory/notes.md")
+    assert notes.put_if(b"first\n", None)
+    assert notes.delete_if(notes.path, GcsStore.stale_version)  # real GCS: 412, the object stays
+    assert notes.read() is None
+    tool = memory_tool(home, storage_options=store.options)
+    tool.tool(command="create", path="/memories/notes.md", file_text="first\n")
+    with pytest.raises(BootstrapError, match="the server does not enforce conditional deletes"):
+        tool.tool(command="rename", old_path="/memories/notes.md", new_path="/memories/moved.md")
+    assert tool.tool(command="view", path="/memories").splitlines()[-1] == "6B\t/memories/notes.md"
 
 
 def test_gcs_emulator_ignores_generation_preconditions(request: pytest.FixtureRequest) -> None:

@@ -28,6 +28,8 @@ class Home:
     get: Callable[[str], bytes | None]
     listing: Callable[[], set[str]]
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Every file below the home, by path relative to it (``memory/projects/aster.md``).
+    tree: Callable[[], dict[str, bytes]] = dict
 
     def tool(self) -> MemoryTool:
         return memory_tool(self.location, **self.options)
@@ -49,7 +51,10 @@ def local_home(root: Path) -> Home:
         path = root / name
         return path.read_bytes() if path.exists() else None
 
-    home = Home("local", str(root), {}, put, get, lambda: set(os.listdir(root)))
+    def tree() -> dict[str, bytes]:
+        return {str(path.relative_to(root)): path.read_bytes() for path in root.rglob("*") if path.is_file()}
+
+    home = Home("local", str(root), {}, put, get, lambda: set(os.listdir(root)), tree=tree)
     return _seeded(home)
 
 
@@ -67,6 +72,7 @@ def memory_home() -> Home:
         get,
         lambda: {path.rsplit("/", 1)[-1] for path in fs.find("/aster")},
         {"fs": fs},
+        lambda: {path.removeprefix("/aster/"): bytes(fs.cat_file(path)) for path in fs.find("/aster")},
     )
     return _seeded(home)
 
@@ -85,6 +91,10 @@ def s3_home(bucket: str, options: dict[str, Any]) -> Home:
         fs.invalidate_cache()
         return {path.rsplit("/", 1)[-1] for path in fs.find(prefix)}
 
+    def tree() -> dict[str, bytes]:
+        fs.invalidate_cache()
+        return {path.removeprefix(f"{prefix}/"): bytes(fs.cat_file(path)) for path in fs.find(prefix)}
+
     home = Home(
         "s3",
         f"s3://{prefix}",
@@ -93,6 +103,7 @@ def s3_home(bucket: str, options: dict[str, Any]) -> Home:
         get,
         listing,
         {"fs": fs, "bucket": bucket, "key": "aster/MEMORY.md"},
+        tree,
     )
     return _seeded(home)
 

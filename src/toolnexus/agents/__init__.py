@@ -4,6 +4,7 @@
 >>> soul, found = compose_soul("examples/aster")  # doctest: +SKIP
 """
 
+from toolnexus._reply import ToolReply
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.parts import Soul
 from toolnexus.composer.profiles import PROFILES
@@ -16,7 +17,15 @@ from toolnexus.composer.rules import (
 )
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
-from toolnexus.models import AnthropicModel, ModelError, ModelReply, OpenAIChatModel, ToolCall, Usage
+from toolnexus.models import (
+    AnthropicModel,
+    ModelError,
+    ModelReply,
+    OpenAIChatModel,
+    ToolCall,
+    Usage,
+    anthropic_tool_result,
+)
 from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
 from toolnexus.runtime.loop import RunResult
 from toolnexus.runtime.session import Session, SyncSession
@@ -56,8 +65,10 @@ __all__ = [
     "SyncSession",
     "Tool",
     "ToolCall",
+    "ToolReply",
     "Usage",
     "agent_from_dir",
+    "anthropic_tool_result",
     "compose_soul",
     "compose_soul_async",
     "inspect_soul",

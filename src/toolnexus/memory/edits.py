@@ -1,19 +1,23 @@
 """The pure half of every memory edit: decode the bytes read, apply an edit, check the cap.
 
-Both command sets — the portable one (:mod:`.memory`) and Anthropic's built-in one
-(:mod:`.memory_native`) — build their :data:`Plan` here, so the cap, the UTF-8 rule and the
-"nothing changed" reply are written once. A plan may run more than once (after a write
-conflict), so everything here is a pure function of the bytes.
+Both command sets — the portable one (:mod:`.portable`) and Anthropic's built-in one
+(:mod:`.native`) — build their :data:`Plan` here, so the cap, the UTF-8 rule and the
+"nothing changed" reply are written once; a :class:`Voice` says how each set words its replies
+(its error prefix, and which of *its* commands to condense with). A plan may run more than once
+(after a write conflict), so everything here is a pure function of the bytes. Replies are
+:class:`~toolnexus.agents.ToolReply` objects: an error says so in ``is_error``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from toolnexus._reply import ToolReply
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.stores import Change, Plan
 
-__all__ = ["CAP", "Edit", "find_once", "plan_edit", "readable_text"]
+__all__ = ["CAP", "NATIVE", "PORTABLE", "Edit", "Voice", "find_once", "plan_edit", "readable_text"]
 
 CAP = MAX_BOOTSTRAP_FILE_BYTES
 
@@ -21,47 +25,75 @@ CAP = MAX_BOOTSTRAP_FILE_BYTES
 Edit = Callable[[str], tuple[str | None, str]]
 
 
-def _decode(current: bytes | None, name: str) -> tuple[str | None, str | None]:
-    """``(text, None)`` for an editable file (absent → ``""``), else ``(None, error text)``."""
+@dataclass(frozen=True, slots=True)
+class Voice:
+    """How a command set words the replies made here."""
+
+    #: Put before every error (the portable tool's ``error: ``; the native tool has none: its
+    #: errors are flagged by ``is_error`` alone, as the reference's are).
+    error_prefix: str
+    #: The commands that condense notes, for the over-cap advice.
+    condense: str
+    #: Whether a successful edit reports the bytes used (``(23 of 2097152 bytes used).``).
+    usage: bool
+
+    def error(self, text: str) -> ToolReply:
+        return ToolReply(self.error_prefix + text, is_error=True)
+
+
+PORTABLE = Voice(
+    "error: ", "merge or shorten older notes with replace, drop stale ones with remove", usage=True
+)
+NATIVE = Voice(
+    "",
+    "merge or shorten older notes with str_replace, drop stale ones with str_replace and an empty "
+    "new_str (or delete a topic file you no longer need)",
+    usage=False,
+)
+
+
+def _decode(current: bytes | None, name: str, voice: Voice) -> tuple[str | None, ToolReply | None]:
+    """``(text, None)`` for an editable file (absent → ``""``), else ``(None, error)``."""
     if current is None:
         return "", None
     if len(current) > CAP:
-        return None, (
-            f"error: {name} is already larger than the {CAP}-byte limit (it was written "
+        return None, voice.error(
+            f"{name} is already larger than the {CAP}-byte limit (it was written "
             "outside this tool) and cannot be edited safely; ask the user to condense it."
         )
     try:
         return current.decode("utf-8"), None
     except UnicodeDecodeError as error:
-        return None, (
-            f"error: {name} contains bytes that are not valid UTF-8 (at byte {error.start}), so it "
+        return None, voice.error(
+            f"{name} contains bytes that are not valid UTF-8 (at byte {error.start}), so it "
             "is not edited — no text would survive intact; ask the user to fix the file."
         )
 
 
-def plan_edit(name: str, edit: Edit) -> Plan:
+def plan_edit(name: str, edit: Edit, voice: Voice = PORTABLE) -> Plan:
     """A store plan: decode ``name``'s bytes, apply ``edit``, refuse anything over the cap."""
 
     def plan(current: bytes | None) -> Change:
-        text, problem = _decode(current, name)
+        text, problem = _decode(current, name, voice)
         if text is None:
-            return Change(None, problem or "error")
+            return Change(None, problem or voice.error("unreadable"))
         new_text, reply = edit(text)
         if new_text is None:
-            return Change(None, reply)
+            return Change(None, voice.error(reply))
         data = new_text.encode("utf-8")
         if len(data) > CAP:
             return Change(
                 None,
-                (
-                    f"error: refused — {name} would grow to {len(data)} bytes, over its {CAP}-byte "
-                    "limit. Condense first: merge or shorten older notes with replace, drop stale ones "
-                    "with remove, then try again with a shorter note."
+                voice.error(
+                    f"refused — {name} would grow to {len(data)} bytes, over its {CAP}-byte "
+                    f"limit. Condense first: {voice.condense}, then try again with a shorter note."
                 ),
             )
-        if current is not None and data == current:
-            return Change(None, f"{reply} (no change; {len(data)} of {CAP} bytes used).")
-        return Change(data, f"{reply} ({len(data)} of {CAP} bytes used).")
+        unchanged = current is not None and data == current
+        if voice.usage:
+            used = f"{len(data)} of {CAP} bytes used"
+            reply = f"{reply} (no change; {used})." if unchanged else f"{reply} ({used})."
+        return Change(None if unchanged else data, ToolReply(reply))
 
     return plan
 
@@ -77,7 +109,7 @@ def find_once(text: str, old: str, name: str, *, field: str = "old", fix: str = 
         if count == 0
         else "include more of the surrounding text so it occurs exactly once"
     )
-    return f"error: {field!r} {where} in {name}; {how}. Nothing was changed."
+    return f"{field!r} {where} in {name}; {how}. Nothing was changed."
 
 
 def readable_text(current: bytes | None) -> str | None:

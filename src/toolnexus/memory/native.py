@@ -1,39 +1,39 @@
 """Anthropic's built-in memory tool (``memory_20250818``), spoken natively by :class:`MemoryTool`.
 
 Claude models are trained on its commands — ``view`` (with ``view_range``), ``create``,
-``str_replace``, ``insert``, ``delete``, ``rename`` — over a ``/memories`` directory. Here that
-directory shows exactly the persona's writable memory files: ``/memories/MEMORY.md`` and, unless
-``user=False``, ``/memories/USER.md``. The mapping:
+``str_replace``, ``insert``, ``delete``, ``rename`` — over a ``/memories`` directory, and on the
+replies of the SDK's reference implementation. Every reply here leads with the reference's exact
+sentence (:mod:`.reference`), success or error; toolnexus's own advice, where useful, follows on
+the next line. Errors are :class:`~toolnexus.agents.ToolReply` objects with ``is_error`` set.
 
-- ``view /memories`` lists both files with their sizes (an absent file is listed as 0 bytes);
-  ``view`` on a file prints it with line numbers, ``view_range: [first, last]`` (1-based,
-  ``last = -1`` for the end) a part of it.
-- ``create`` writes a file that is absent or empty; one with content is refused (view it and
-  edit it instead), so a model never wipes notes by "creating" its memory again.
-- ``str_replace`` (``old_str`` must occur exactly once) and ``insert`` (after line
-  ``insert_line``; 0 is the top) edit in place; ``delete`` empties the file (it stays, empty).
-- ``rename``, any other path, and ``..``/``.`` segments are refused with an ``error: …`` the model
-  can act on. Every edit goes through the store: cap, atomic write, compare-and-swap on S3.
+``/memories`` shows the persona's MEMORY.md and (unless ``user=False``) USER.md, and its topic
+files, kept in the home's ``memory/`` folder (:mod:`.paths`, :mod:`.topics`). MEMORY.md and
+USER.md are part of the soul, so they always exist (an absent one is listed as ``0B``): ``create``
+writes one that is empty, ``delete`` empties it, and ``rename`` is refused. Every edit goes
+through the home's store: the cap, the atomic write, the compare-and-swap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolnexus.memory.edits import CAP, find_once, plan_edit, readable_text
-from toolnexus.stores import Change, MemoryStore, Plan
+from toolnexus._reply import ToolReply
+from toolnexus.memory import reference
+from toolnexus.memory.edits import CAP, NATIVE, plan_edit, readable_text
+from toolnexus.memory.paths import ROOT, MemoryPath, name_problem, parse
+from toolnexus.memory.topics import Snapshot, Topics
+from toolnexus.stores import MEMORY_FILE, Change, MemoryStore, Plan
 
-__all__ = ["ROOT", "TOOL_TYPE", "is_native", "run"]
+__all__ = ["ROOT", "TOOL_TYPE", "NativeMemory", "is_native"]
 
 TOOL_TYPE = "memory_20250818"
-ROOT = "/memories"
 
-#: Required fields of each command, then optional ones.
+#: Required fields of each command, then optional ones (``new_str`` defaults to "": a deletion).
 _FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "view": (("path",), ("view_range",)),
     "create": (("path", "file_text"), ()),
-    "str_replace": (("path", "old_str", "new_str"), ()),
+    "str_replace": (("path", "old_str"), ("new_str",)),
     "insert": (("path", "insert_line", "insert_text"), ()),
     "delete": (("path",), ()),
     "rename": (("old_path", "new_path"), ()),
@@ -49,157 +49,226 @@ def is_native(arguments: Mapping[str, Any]) -> bool:
 def _check(arguments: Mapping[str, Any]) -> str | None:
     command = arguments.get("command")
     if not isinstance(command, str) or command not in _FIELDS:
-        return f"error: command must be one of {', '.join(_FIELDS)} (got {command!r})."
+        return f"The command must be one of {', '.join(_FIELDS)} (got {command!r})."
     required, optional = _FIELDS[command]
     for field, value in arguments.items():
         if field != "command" and value is not None and field not in required + optional:
-            return f"error: {command} takes {', '.join(required + optional)}, not {field!r}."
-    for field in required:
+            return f"{command} takes {', '.join(required + optional)}, not {field!r}."
+    for field in (*required, *optional):
         value = arguments.get(field)
         wanted = int if field == "insert_line" else str
+        if field == "view_range" or (value is None and field in optional):
+            continue
         if not isinstance(value, wanted) or isinstance(value, bool):
             what = "missing" if value is None else type(value).__name__
             kind = "an integer" if wanted is int else "a string"
-            return f"error: {command} needs {field!r} as {kind} (got {what})."
+            return f"{command} needs {field!r} as {kind} (got {what})."
     return None
 
 
-def _files(stores: Mapping[str, MemoryStore]) -> str:
-    return " and ".join(f"{ROOT}/{name}" for name in stores)
+def _not_found(path: MemoryPath | str) -> ToolReply:
+    given = path.given if isinstance(path, MemoryPath) else path
+    return NATIVE.error(f"The path {given} does not exist. Please provide a valid path.")
 
 
-def _resolve(path: str, stores: Mapping[str, MemoryStore]) -> str | tuple[str] | None:
-    """``None`` for the /memories directory, the file name for one of its files, or ``(error,)``."""
-    if "\\" in path or "\x00" in path or not (path == ROOT or path.startswith(ROOT + "/")):
-        return (f"error: memory paths start with {ROOT}/ (got {path!r}); your files are {_files(stores)}.",)
-    parts = [part for part in path[len(ROOT) :].split("/") if part]
-    if any(part in (".", "..") for part in parts):
-        return (f"error: {path!r}: '.' and '..' are not allowed; use {_files(stores)} as written.",)
-    if not parts:
-        return None
-    if len(parts) == 1 and parts[0] in stores:
-        return parts[0]
-    return (
-        f"error: {path} does not exist. {ROOT} holds exactly {_files(stores)} — no other files or "
-        "folders can be made; keep your notes in those.",
-    )
+def _not_a_file(path: MemoryPath) -> ToolReply:
+    return NATIVE.error(f"The path {path.given} is not a file.")
 
 
-def run(stores: Mapping[str, MemoryStore], arguments: Mapping[str, Any]) -> str:
-    """Run one built-in memory command against the persona's memory files."""
-    problem = _check(arguments)
-    if problem is not None:
-        return problem
-    command = str(arguments["command"])
-    if command == "rename":
-        return (
-            f"error: rename is not supported: the files in {ROOT} ({_files(stores)}) have fixed names. "
-            "To move a note, insert it into one file and str_replace it out of the other."
-        )
-    path = str(arguments["path"])
-    name = _resolve(path, stores)
-    if isinstance(name, tuple):
-        return name[0]
-    if name is None:
+def _exists(given: str, advice: str = "") -> ToolReply:
+    return NATIVE.error(f"File {given} already exists{advice}")
+
+
+class NativeMemory:
+    """The built-in command set over the memory files of one home (``stores`` by name)."""
+
+    def __init__(self, stores: Mapping[str, MemoryStore], max_view_chars: int) -> None:
+        self.stores = stores
+        self.topics = Topics(stores[MEMORY_FILE])
+        self.max_view_chars = max_view_chars
+
+    def run(self, arguments: Mapping[str, Any]) -> ToolReply:
+        """Run one built-in memory command; the reply leads with the reference's sentence."""
+        problem = _check(arguments)
+        if problem is not None:
+            return NATIVE.error(problem)
+        command = str(arguments["command"])
+        if command == "rename":
+            return self._rename(str(arguments["old_path"]), str(arguments["new_path"]))
+        path = parse(str(arguments["path"]))
+        if isinstance(path, str):
+            return NATIVE.error(path)
         if command == "view":
-            return _listing(stores)
-        return f"error: {ROOT} is the memory directory; {command} works on a file in it: {_files(stores)}."
-    store = stores[name]
-    if command == "view":
-        return _view(store.read(), path, arguments.get("view_range"))
-    return store.update(_plan(command, path, arguments)).reply
+            return self._view(path, arguments.get("view_range"))
+        if command == "delete":
+            return self._delete(path)
+        return self._edit(command, path, arguments)
 
+    def _special(self, path: MemoryPath) -> MemoryStore | None:
+        return self.stores.get(path.special) if path.special else None
 
-def _size(size: int) -> str:
-    return f"{size}B" if size < 1024 else f"{size / 1024:.1f}K"
+    def _view(self, path: MemoryPath, view_range: Any) -> ToolReply:
+        if path.is_root:
+            sizes = {name: len(store.read() or b"") for name, store in self.stores.items()}
+            return ToolReply(reference.listing(path.given, {**sizes, **self.topics.snapshot().files}))
+        special = self._special(path)
+        current = special.read() if special else None
+        if special is None and path.special is None:
+            snapshot = self.topics.snapshot()  # one listing: is it a file, a folder, or neither?
+            if path.relative in snapshot.files:
+                current = self.topics.store(path.relative).read()
+            elif snapshot.is_folder(path.relative):
+                return ToolReply(reference.listing(path.given, snapshot.below(path.relative)))
+        if current is None and special is None:
+            return _not_found(path)
+        reply = reference.view(path.given, readable_text(current) or "", view_range, self.max_view_chars)
+        if current is not None and len(current) > CAP and not reply.is_error:
+            return ToolReply(f"{reply}\n[the file is over the {CAP}-byte limit: its end is not shown]")
+        return reply
 
+    def _edit(self, command: str, path: MemoryPath, arguments: Mapping[str, Any]) -> ToolReply:
+        """create, str_replace, insert: one plan, on MEMORY.md / USER.md or on a topic file."""
+        given = path.given
+        if path.is_root:
+            return _exists(given) if command == "create" else _not_a_file(path)
+        edit: Callable[[str], tuple[str | None, str]]
+        if command == "create":
+            file_text = str(arguments["file_text"])
+            advice = "\nIt holds notes: view it, then edit it with str_replace or insert."
 
-def _listing(stores: Mapping[str, MemoryStore]) -> str:
-    sizes = {name: len(store.read() or b"") for name, store in stores.items()}
-    lines = [f"{_size(sum(sizes.values()))}\t{ROOT}"]
-    lines += [f"{_size(size)}\t{ROOT}/{name}" for name, size in sizes.items()]
-    header = f"Here're the files and directories up to 2 levels deep in {ROOT}, excluding hidden items:"
-    return "\n".join([header, *lines])
+            def edit(text: str) -> tuple[str | None, str]:
+                if text:
+                    return None, f"File {given} already exists{advice}"
+                return file_text, f"File created successfully at: {given}"
 
+        elif command == "str_replace":
+            old, new = str(arguments["old_str"]), str(arguments.get("new_str") or "")
 
-def _lines(text: str) -> list[str]:
-    lines = text.split("\n")
-    return lines[:-1] if lines and lines[-1] == "" else lines
+            def edit(text: str) -> tuple[str | None, str]:
+                return reference.replace(text, old, new, given, self.max_view_chars)
 
+        else:
+            line, insert_text = int(arguments["insert_line"]), str(arguments["insert_text"])
 
-def _span(view_range: Any, count: int) -> tuple[int, int] | None:
-    """``[first, last]`` (1-based, inclusive, ``-1`` = the end) as a checked pair, else ``None``."""
-    if not isinstance(view_range, list | tuple) or len(view_range) != 2:
-        return None
-    if not all(isinstance(n, int) and not isinstance(n, bool) for n in view_range):
-        return None
-    first, last = view_range[0], count if view_range[1] == -1 else view_range[1]
-    return (first, last) if 1 <= first <= last <= count else None
+            def edit(text: str) -> tuple[str | None, str]:
+                return reference.insert(text, line, insert_text, given)
 
-
-def _view(current: bytes | None, path: str, view_range: Any) -> str:
-    text = readable_text(current)
-    if text is None or not text:
-        return f"{path} is empty. Use create to write it, or insert to add lines."
-    lines = _lines(text)
-    span = (1, len(lines)) if view_range is None else _span(view_range, len(lines))
-    if span is None:
-        return (
-            f"error: view_range must be [first, last] with 1 <= first <= last <= {len(lines)} "
-            f"(last may be -1 for the end of the file); got {view_range!r}."
-        )
-    first, last = span
-    numbered = [f"{n:>6}\t{lines[n - 1].removesuffix(chr(13))}" for n in range(first, last + 1)]
-    if current is not None and len(current) > CAP:
-        numbered.append(f"[…more: the file is over the {CAP}-byte limit]")
-    return "\n".join([f"Here's the content of {path} with line numbers:", *numbered])
-
-
-def _insert(text: str, line: int, insert_text: str, path: str) -> tuple[str | None, str]:
-    lines = _lines(text)
-    if not 0 <= line <= len(lines):
-        return None, f"error: insert_line must be between 0 and {len(lines)} for {path} (got {line})."
-    addition = insert_text.rstrip("\r\n") + "\n"
-    position = sum(len(existing) + 1 for existing in lines[:line])
-    if position > len(text):  # after a last line that has no line break
-        position, addition = len(text), "\n" + addition
-    return text[:position] + addition + text[position:], f"The file {path} has been edited"
-
-
-def _plan(command: str, path: str, arguments: Mapping[str, Any]) -> Plan:
-    name = path.rsplit("/", 1)[-1]
-    if command == "create":
-        file_text = str(arguments["file_text"])
-
-        def create(text: str) -> tuple[str | None, str]:
-            if text:
-                return None, (
-                    f"error: {path} already exists and holds notes; view it, then edit it with "
-                    "str_replace or insert (create only writes an empty file). Nothing was changed."
+        plan = plan_edit(given, edit, NATIVE)
+        special = self._special(path)
+        if special is not None:
+            return ToolReply.of(special.update(plan).reply)
+        if path.special is not None:  # USER.md, with user=False
+            return (
+                _not_found(path)
+                if command != "create"
+                else NATIVE.error(
+                    f"Cannot create {given}: {path.special} is not part of this memory; keep your notes "
+                    f"in {ROOT}/{MEMORY_FILE}."
                 )
-            return file_text, f"File created successfully at: {path}"
+            )
+        return self._edit_topic(command, path, plan)
 
-        return plan_edit(name, create)
-    if command == "str_replace":
-        old, new = str(arguments["old_str"]), str(arguments["new_str"])
+    def _edit_topic(self, command: str, path: MemoryPath, plan: Plan) -> ToolReply:
+        snapshot = self.topics.snapshot()
+        relative = path.relative
+        if command == "create":
+            if relative in snapshot.files or snapshot.is_folder(relative):
+                return _exists(path.given)
+            refusal = self.topics.refusal(path.parts, snapshot, path.given, NATIVE)
+            if refusal is not None:
+                return refusal
+            exists = _exists(path.given)
+            return self.topics.update(relative, _absent_only(plan, exists), snapshot, NATIVE, None)
+        if snapshot.is_folder(relative):
+            return _not_a_file(path)
+        if relative not in snapshot.files:
+            return _not_found(path)
+        return self.topics.update(relative, plan, snapshot, NATIVE, _not_found(path))
 
-        def replace(text: str) -> tuple[str | None, str]:
-            if not old:
-                return None, "error: 'old_str' must not be empty."
-            start = find_once(text, old, path, field="old_str", fix="view the file")
-            if isinstance(start, str):
-                return None, start
-            return text[:start] + new + text[start + len(old) :], "The memory file has been edited"
+    def _delete(self, path: MemoryPath) -> ToolReply:
+        done = ToolReply(f"Successfully deleted {path.given}")
+        if path.is_root:
+            return NATIVE.error(f"Cannot delete the {ROOT} directory itself")
+        special = self._special(path)
+        if special is not None:
+            emptied = ToolReply(
+                f"{done}\n{path.special} stays in {ROOT}, now empty: it is part of your memory."
+            )
 
-        return plan_edit(name, replace)
-    if command == "insert":
-        line, insert_text = int(arguments["insert_line"]), str(arguments["insert_text"])
-        return plan_edit(name, lambda text: _insert(text, line, insert_text, path))
-    emptied = plan_edit(name, lambda text: ("", f"Successfully deleted {path} (the file is now empty)"))
+            def empty(current: bytes | None) -> Change:
+                return Change(b"" if current else None, emptied if current else done)
 
-    def delete(current: bytes | None) -> Change:
-        if current is None:
-            return Change(None, f"error: {path} does not exist; nothing to delete.")
-        return emptied(current)
+            return ToolReply.of(special.update(empty).reply)
+        missing = NATIVE.error(f"The path {path.given} does not exist")
+        if path.special is not None:  # USER.md, with user=False
+            return missing
+        snapshot = self.topics.snapshot()
+        if path.relative in snapshot.files:
+            return done if self.topics.remove([path.relative]) else missing
+        if snapshot.is_folder(path.relative):
+            self.topics.remove(f"{path.relative}/{name}" for name in snapshot.below(path.relative))
+            return done
+        return missing
 
-    return delete
+    def _rename(self, old_path: str, new_path: str) -> ToolReply:
+        old, new = parse(old_path), parse(new_path)
+        if isinstance(old, str) or isinstance(new, str):
+            return NATIVE.error(old if isinstance(old, str) else str(new))
+        if old.is_root:
+            return NATIVE.error(f"Cannot rename the {ROOT} directory itself")
+        snapshot = self.topics.snapshot()
+        if new.is_root or new.special or new.relative in snapshot.files or snapshot.is_folder(new.relative):
+            advice = f"\n{new.special} keeps its notes; add to it with insert instead." if new.special else ""
+            return NATIVE.error(f"The destination {new.given} already exists{advice}")
+        if old.special:
+            if old.special not in self.stores:
+                return NATIVE.error(f"The path {old.given} does not exist")
+            return NATIVE.error(
+                f"Cannot rename {old.given}: {old.special} keeps its name (it is part of your memory).\n"
+                f"To move notes, create a topic file with them, then str_replace them out of {old.given}."
+            )
+        moves = _moves(old.relative, new.relative, snapshot.files)
+        if not moves:
+            return NATIVE.error(f"The path {old.given} does not exist")
+        why = _move_problem(old, new, moves, snapshot)
+        if why is not None:
+            return NATIVE.error(f"Cannot rename {old.given} to {new.given}: {why}.")
+        outcome = self.topics.rename(moves)
+        if outcome == "exists":
+            return NATIVE.error(f"The destination {new.given} already exists")
+        if outcome == "missing":
+            return NATIVE.error(f"The path {old.given} does not exist")
+        return ToolReply(f"Successfully renamed {old.given} to {new.given}")
+
+
+def _absent_only(plan: Plan, exists: ToolReply) -> Plan:
+    """``plan``, but only for a file that does not exist yet (create never overwrites)."""
+
+    def create(current: bytes | None) -> Change:
+        return Change(None, exists) if current is not None else plan(current)
+
+    return create
+
+
+def _moves(old: str, new: str, files: Mapping[str, int]) -> list[tuple[str, str]]:
+    """The topic files a rename moves: the file itself, or every file below the folder."""
+    if old in files:
+        return [(old, new)]
+    prefix = f"{old}/"
+    return [(path, new + path[len(old) :]) for path in sorted(files) if path.startswith(prefix)]
+
+
+def _move_problem(
+    old: MemoryPath, new: MemoryPath, moves: list[tuple[str, str]], snapshot: Snapshot
+) -> str | None:
+    """Why the files cannot move to their new names (the rules of a new topic file), if so."""
+    if new.relative.startswith(f"{old.relative}/"):
+        return f"{new.given} is inside {old.given}"
+    for _, target in moves:
+        parts = tuple(target.split("/"))
+        problem = name_problem(parts) or (
+            f"{blocking} is a file, not a folder" if (blocking := snapshot.file_on_the_way(parts)) else None
+        )
+        if problem is not None:
+            return problem
+    return None

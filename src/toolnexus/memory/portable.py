@@ -19,67 +19,22 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from toolnexus.memory import native as memory_native
-from toolnexus.memory.edits import CAP, find_once, plan_edit, readable_text
+from toolnexus._reply import ToolReply
+from toolnexus.memory.declarations import (
+    DESCRIPTION,
+    INPUT_SCHEMA,
+    MEMORY_ONLY_DESCRIPTION,
+    MEMORY_ONLY_SCHEMA,
+    TARGETS,
+)
+from toolnexus.memory.edits import CAP, PORTABLE, find_once, plan_edit, readable_text
+from toolnexus.memory.native import TOOL_TYPE, NativeMemory, is_native
+from toolnexus.memory.paths import MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
+from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
 from toolnexus.sources import resolve, writer_of
 from toolnexus.stores import MEMORY_FILE, MemoryStore, Plan
 
 __all__ = ["USER_FILE", "MemoryTool", "memory_tool"]
-
-USER_FILE = "USER.md"
-
-#: ``target`` → the file it edits.
-TARGETS = {"memory": MEMORY_FILE, "user": USER_FILE}
-
-_COMMANDS = f"""Commands:
-- view: show the file exactly as stored. View before replace/remove, to copy text exactly.
-- append (content): add a note at the end, on its own line.
-- replace (old, new): replace text that occurs exactly once; use it to update or merge notes.
-- remove (old): delete text that occurs exactly once (a whole line goes with its line break).
-Each file is limited to {CAP} bytes; if an edit is refused for size, condense older notes first."""
-
-MEMORY_ONLY_DESCRIPTION = f"""\
-Your long-term memory: the file {MEMORY_FILE} in your home. Its text is loaded into your system \
-prompt at the start of every future session (edits show from the next session, not this one). \
-Save what will matter next time — the user's preferences, decisions, ongoing work, lessons \
-learned — as short, self-contained notes. Do not save secrets or passing small talk.
-{_COMMANDS}"""
-
-DESCRIPTION = f"""\
-Your long-term memory: two files in your home, loaded into your system prompt at the start of \
-every future session (edits show from the next session, not this one). target "memory" \
-({MEMORY_FILE}, the default): what you have learned — decisions, ongoing work, lessons. target \
-"user" ({USER_FILE}): who the user is — name, role, preferences, how they like to work. Save what \
-will matter next time as short, self-contained notes. Do not save secrets or passing small talk.
-{_COMMANDS}"""
-
-_TARGET_PROPERTY = {
-    "type": "string",
-    "enum": list(TARGETS),
-    "description": f"Which file: memory ({MEMORY_FILE}, the default) or user ({USER_FILE}).",
-}
-
-MEMORY_ONLY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "command": {
-            "type": "string",
-            "enum": ["view", "append", "replace", "remove"],
-            "description": "What to do with your memory.",
-        },
-        "content": {"type": "string", "description": "append: the note to add."},
-        "old": {
-            "type": "string",
-            "description": "replace/remove: text copied exactly from the file; it must occur exactly once.",
-        },
-        "new": {"type": "string", "description": "replace: the text to put in place of old."},
-    },
-    "required": ["command"],
-    "additionalProperties": False,
-}
-
-INPUT_SCHEMA: dict[str, Any] = copy.deepcopy(MEMORY_ONLY_SCHEMA)
-INPUT_SCHEMA["properties"]["target"] = _TARGET_PROPERTY
 
 #: The fields each command takes, in the order they are checked (``target`` goes with any).
 _FIELDS: dict[str, tuple[str, ...]] = {
@@ -97,17 +52,21 @@ def _check_arguments(arguments: Mapping[str, Any], targets: Mapping[str, str]) -
         return f"error: command must be one of {', '.join(_FIELDS)} (got {command!r})."
     fields = _FIELDS[command]
     for field, value in arguments.items():
-        if field in ("command", "target") or value is None:
+        if field in ("command", "target", "file") or value is None:
             continue  # None: some tool-calling modes send every field, unused ones as null
         if field not in INPUT_SCHEMA["properties"]:
             return f"error: unknown field {field!r}; {command} takes {_describe(fields)}."
         if field not in fields:
             return f"error: {command} takes {_describe(fields)}, not {field!r}; leave {field!r} out."
-    target = arguments.get("target")
+    target, file = arguments.get("target"), arguments.get("file")
     if target is not None and target not in targets:
         if target == "user":
             return f"error: this memory tool only edits {MEMORY_FILE}; leave 'target' out."
         return f"error: target must be one of {', '.join(map(repr, targets))} (got {target!r})."
+    if file is not None and not isinstance(file, str):
+        return f"error: 'file' must be a string like \"projects/aster.md\" (got {type(file).__name__})."
+    if file is not None and target is not None:
+        return "error: give 'target' (MEMORY.md or USER.md) or 'file' (a topic file), not both."
     for field in fields:
         value = arguments.get(field)
         if not isinstance(value, str):
@@ -156,23 +115,43 @@ def _view(current: bytes | None, name: str) -> str:
     return text
 
 
+def _topic_listing(files: Mapping[str, int], folder: str) -> str:
+    if not files:
+        where = f"in {folder}" if folder else "yet"
+        return f'No topic files {where}. Use append with a file (e.g. "projects/aster.md") to start one.'
+    lines = [f"{path} ({size} bytes)" for path, size in sorted(files.items())]
+    head = f"Topic files{f' in {folder}' if folder else ''} ({len(files)} of {MAX_FILES} files, "
+    return "\n".join([f"{head}{sum(files.values())} of {MAX_TOTAL_BYTES} bytes):", *lines])
+
+
 class MemoryTool:
     """The ``memory`` tool for one persona home: give ``openai_tool()``, ``anthropic_tool()`` or
     ``anthropic_memory_tool()`` to the model and feed each call it makes to ``tool(**arguments)``
-    (or ``await acall(**arguments)`` in an event loop)."""
+    (or ``await acall(**arguments)`` in an event loop).
+
+    ``max_view_chars`` bounds a native ``view`` (and the snippet after ``str_replace``): a longer
+    file is cut at a whole line, with a last line saying how to page with ``view_range``.
+    """
 
     name = "memory"
 
-    def __init__(self, store: MemoryStore, user_store: MemoryStore | None = None) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        user_store: MemoryStore | None = None,
+        *,
+        max_view_chars: int = DEFAULT_VIEW_CHARS,
+    ) -> None:
         self.store = store
         self.user_store = user_store
         self.location = store.location
-        #: The writable files by name; :mod:`.memory_native` shows exactly these under /memories.
+        #: The memory files by name; the native tool shows these under /memories, with the topic files.
         self.stores: dict[str, MemoryStore] = {MEMORY_FILE: store}
         if user_store is not None:
             self.stores[USER_FILE] = user_store
         self._targets = {target: name for target, name in TARGETS.items() if name in self.stores}
         self.description = DESCRIPTION if user_store is not None else MEMORY_ONLY_DESCRIPTION
+        self.native = NativeMemory(self.stores, max_view_chars)
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -190,26 +169,69 @@ class MemoryTool:
 
     def anthropic_memory_tool(self) -> dict[str, Any]:
         """The declaration of Anthropic's built-in memory tool; its calls run here as well."""
-        return {"type": memory_native.TOOL_TYPE, "name": self.name}
+        return {"type": TOOL_TYPE, "name": self.name}
 
-    def tool(self, /, **arguments: Any) -> str:
+    def tool(self, /, **arguments: Any) -> ToolReply:
         """Run one call as the model made it (either command set); returns the text to send back.
 
-        Model mistakes return ``"error: …"``; storage failures raise ``PermissionError`` or
-        ``BootstrapError`` naming the file and the location.
+        The reply is a :class:`~toolnexus.agents.ToolReply`: a ``str`` whose ``is_error`` says
+        whether it reports a mistake the model can fix (portable commands also start such text
+        with ``error:``). Storage failures raise ``PermissionError`` or ``BootstrapError`` naming
+        the file and the location.
         """
-        if memory_native.is_native(arguments):
-            return memory_native.run(self.stores, arguments)
+        if is_native(arguments):
+            return self.native.run(arguments)
         problem = _check_arguments(arguments, self._targets)
         if problem is not None:
-            return problem
+            return ToolReply(problem, is_error=True)
+        file = arguments.get("file")
         name = TARGETS[str(arguments.get("target") or "memory")]
+        if file is not None and file.strip("/") in SPECIAL_FILES:
+            name = file.strip("/")  # file="MEMORY.md" is target "memory"
+            if name not in self.stores:
+                return PORTABLE.error(f"this memory tool only edits {MEMORY_FILE}; leave 'file' out.")
+        elif file is not None:
+            return self._topic(file, arguments)
         store = self.stores[name]
         if arguments["command"] == "view":
-            return _view(store.read(), name)
-        return store.update(_plan(arguments, name)).reply
+            return ToolReply(_view(store.read(), name))
+        return ToolReply.of(store.update(_plan(arguments, name)).reply)
 
-    async def acall(self, /, **arguments: Any) -> str:
+    def _topic(self, file: str, arguments: Mapping[str, Any]) -> ToolReply:
+        """A portable command on a topic file (``file`` is its path below ``memory/``)."""
+        parts = tuple(part for part in file.split("/") if part)
+        relative = "/".join(parts)
+        if "\\" in file or "." in parts or ".." in parts:
+            return PORTABLE.error(
+                f"'file' is a path like projects/aster.md, without '.', '..' or '\\' (got {file!r})."
+            )
+        topics, command = self.native.topics, str(arguments["command"])
+        snapshot = topics.snapshot()
+        if command == "view":
+            if not parts or snapshot.is_folder(relative):
+                files = snapshot.below(relative) if parts else snapshot.files
+                return ToolReply(
+                    _topic_listing({f"{relative}/{p}" if parts else p: n for p, n in files.items()}, relative)
+                )
+            current = topics.store(relative).read() if topics.supported else None
+            return ToolReply(_view(current, relative))
+        if not parts or snapshot.is_folder(relative):
+            return PORTABLE.error(
+                f"{relative or file!r} is a folder; 'file' names a topic file in it, like projects/aster.md."
+            )
+        plan = _plan(arguments, relative)
+        if relative in snapshot.files:
+            gone = PORTABLE.error(f"{relative} does not exist (it was just deleted); nothing was changed.")
+            return topics.update(relative, plan, snapshot, PORTABLE, None if command == "append" else gone)
+        if command != "append":
+            return PORTABLE.error(
+                f'{relative} does not exist; view with file "/" lists your topic files, '
+                "and append creates one."
+            )
+        refusal = topics.refusal(parts, snapshot, relative, PORTABLE)
+        return refusal if refusal is not None else topics.update(relative, plan, snapshot, PORTABLE, None)
+
+    async def acall(self, /, **arguments: Any) -> ToolReply:
         """:meth:`tool` for event loops: the blocking storage work runs in a worker thread."""
         return await asyncio.to_thread(self.tool, **arguments)
 
@@ -224,11 +246,14 @@ def memory_tool(
     fs: Any = None,
     user: bool = True,
     single_writer: bool = False,
+    max_view_chars: int = DEFAULT_VIEW_CHARS,
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
     ``user=False`` restricts it to MEMORY.md: ``target`` leaves the schema and USER.md is never
-    written; otherwise MEMORY.md and USER.md get the same store and the same guarantees.
+    written; otherwise MEMORY.md and USER.md get the same store and the same guarantees. Topic
+    files (``/memories/projects/aster.md``, or ``file="projects/aster.md"``) live in the home's
+    ``memory/`` folder, written through the same store. ``max_view_chars`` bounds a native view.
 
     The location is resolved once, here, and the source says how its files are written; one that
     cannot be written fails now, not at the first write: a bundle (zip or tar, whatever its name)
@@ -247,4 +272,4 @@ def memory_tool(
     source = resolve(dir, storage_options=storage_options, fs=fs)
     store = writer_of(source, MEMORY_FILE, single_writer=single_writer)
     user_store = writer_of(source, USER_FILE, single_writer=single_writer) if user else None
-    return MemoryTool(store, user_store)
+    return MemoryTool(store, user_store, max_view_chars=max_view_chars)

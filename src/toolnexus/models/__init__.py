@@ -4,7 +4,7 @@ The SDKs are optional extras (``toolnexus[openai]``, ``toolnexus[anthropic]``), 
 when a model is created.
 """
 
-from toolnexus.models.anthropic import AnthropicModel
+from toolnexus.models.anthropic import AnthropicModel, anthropic_tool_result
 from toolnexus.models.openai import OpenAIChatModel
 from toolnexus.runtime.messages import (
     AssistantMessage,
@@ -32,4 +32,5 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "anthropic_tool_result",
 ]

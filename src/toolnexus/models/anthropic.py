@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from itertools import takewhile
 from typing import Any, Literal
 
+from toolnexus._reply import reply_is_error
 from toolnexus.models._sdk import SDKModel, sorted_keys
 from toolnexus.runtime.messages import (
     AssistantMessage,
@@ -31,7 +32,7 @@ from toolnexus.runtime.messages import (
     UserMessage,
 )
 
-__all__ = ["AnthropicModel", "CacheTTL"]
+__all__ = ["AnthropicModel", "CacheTTL", "anthropic_tool_result"]
 
 #: ``max_tokens`` is required by the Messages API; this leaves room for a long answer.
 DEFAULT_MAX_TOKENS = 4096
@@ -50,6 +51,30 @@ MIN_CACHEABLE_TOKENS: tuple[tuple[str, int], ...] = (
     (r"haiku", 2048),
 )
 DEFAULT_MIN_CACHEABLE_TOKENS = 1024
+
+
+def _tool_result_block(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    if is_error:
+        block["is_error"] = True  # left out otherwise, as the SDK's own tool runner does
+    return block
+
+
+def anthropic_tool_result(tool_use: Any, result: object) -> dict[str, Any]:
+    """The ``tool_result`` block answering ``tool_use``, for people who run their own loop.
+
+    ``tool_use`` is the ``tool_use`` block (the SDK's object or its dict form); ``result`` is what
+    the tool returned. ``is_error: true`` is set when the result is an error — a
+    :class:`~toolnexus.agents.ToolReply` that says so, or a plain ``str`` starting with
+    ``error:`` — so Claude sees failures the way the SDK's own tool runner reports them::
+
+        reply = anthropic_tool_result(block, memory.tool(**block.input))
+        messages.append({"role": "user", "content": [reply]})
+    """
+    tool_use_id = tool_use.get("id") if isinstance(tool_use, dict) else getattr(tool_use, "id", None)
+    if not isinstance(tool_use_id, str):
+        raise TypeError(f"anthropic_tool_result needs a tool_use block with an id, not {tool_use!r}")
+    return _tool_result_block(tool_use_id, str(result), reply_is_error(result))
 
 
 def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -75,8 +100,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             ]
             add("assistant", blocks)
         elif isinstance(message, ToolResult):
-            result = {"type": "tool_result", "tool_use_id": message.call_id, "content": message.text}
-            add("user", [{**result, "is_error": True} if message.is_error else result])
+            add("user", [_tool_result_block(message.call_id, message.text, message.is_error)])
     return wire
 
 

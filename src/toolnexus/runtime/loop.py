@@ -3,6 +3,10 @@
 It knows only the neutral messages of :mod:`.models.base`. Every tool call of one model turn
 runs concurrently; a tool that raises becomes an ``error: …`` text the model sees (the loop never
 dies on a tool); errors from the model itself propagate. A *turn* is one model call.
+
+A result is marked as an error (``is_error``, sent as such to Anthropic) when the tool says so —
+a :class:`~toolnexus.agents.ToolReply` with ``is_error=True``, as the memory tool returns — or,
+for a tool returning a plain ``str``, when its text starts with ``error:``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolnexus._reply import reply_is_error
 from toolnexus.runtime.messages import (
     AssistantMessage,
     Message,
@@ -76,7 +81,7 @@ async def _run_call(call: ToolCall, tools: Mapping[str, ToolSpec]) -> ToolResult
         detail = " ".join(str(error).split()) or "no details"
         text = f"error: the tool {call.name!r} failed: {type(error).__name__}: {detail}"
         return ToolResult(call.id, call.name, text, is_error=True)
-    return ToolResult(call.id, call.name, str(text), is_error=str(text).startswith("error:"))
+    return ToolResult(call.id, call.name, str(text), is_error=reply_is_error(text))
 
 
 def _as_reply(answer: ModelReply | str) -> ModelReply:

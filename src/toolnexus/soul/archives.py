@@ -2,7 +2,8 @@
 
 Pure functions, no I/O: same names and bytes in, same archive out — whatever the files' mtimes,
 owners, modes or listing order, the time of day or the machine's user. Members sit flat at the
-archive root in :data:`BOOTSTRAP_ORDER`. What is fixed, per format:
+archive root in :data:`BOOTSTRAP_ORDER`, then any others (the home's ``memory/`` topic files) by
+path. What is fixed, per format:
 
 * zip: every member's timestamp is :data:`BUNDLE_DATE_TIME`, mode ``0644``, creator system Unix,
   deflate at level 9, no extra fields, no comment.
@@ -110,8 +111,13 @@ def format_for(path: str, asked: str | None = None) -> str:
     return wanted
 
 
+def member_order(name: str) -> tuple[int, str]:
+    """Bootstrap files in :data:`BOOTSTRAP_ORDER`, then any other (``memory/…``) by path."""
+    return (BOOTSTRAP_ORDER.index(name), "") if name in BOOTSTRAP_ORDER else (len(BOOTSTRAP_ORDER), name)
+
+
 def _ordered(files: Mapping[str, bytes]) -> list[str]:
-    return sorted(files, key=BOOTSTRAP_ORDER.index)
+    return sorted(files, key=member_order)
 
 
 def _zip(files: Mapping[str, bytes]) -> bytes:

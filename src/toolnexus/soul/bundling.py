@@ -11,6 +11,9 @@ The archive is the one ``out``'s name asks for (``.tar.gz`` a gzipped tar, anyth
 zip; see :mod:`toolnexus.soul.archives`), its members flat at the root in :data:`BOOTSTRAP_ORDER`
 with fixed timestamps, owners, permissions and compression — so it depends on nothing but the
 files' names and bytes (not their mtimes, the listing order or the home's name).
+
+The home's topic files (its ``memory/`` folder, read on demand by the memory tool) follow, sorted
+by path, so a bundle carries its notes; they are no part of the soul, which stays the same.
 """
 
 from __future__ import annotations
@@ -23,13 +26,17 @@ from typing import Any
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error
-from toolnexus.soul.archives import BUNDLE_DATE_TIME, BUNDLE_FORMATS, archive_bytes, format_for
-from toolnexus.sources import Location, is_url, read_entries, resolve, resolve_output
+from toolnexus.soul.archives import BUNDLE_DATE_TIME, BUNDLE_FORMATS, archive_bytes, format_for, member_order
+from toolnexus.sources import Location, SourceBase, is_url, read_entries, resolve, resolve_output
 
 __all__ = ["BUNDLE_DATE_TIME", "BUNDLE_FORMATS", "MAX_BUNDLE_MEMBER_BYTES", "bundle_bytes", "write_bundle"]
 
 #: Largest bootstrap file copied into a bundle (32 times the composition cap).
 MAX_BUNDLE_MEMBER_BYTES = 64 * 1024 * 1024
+
+
+#: The home's folder of topic files, bundled after the bootstrap files.
+NOTES_FOLDER = "memory"
 
 
 def bundle_bytes(files: Mapping[str, bytes], format: str = "zip") -> bytes:
@@ -42,8 +49,11 @@ def _read_home(
 ) -> dict[str, bytes]:
     source = resolve(home, storage_options=storage_options, fs=fs, follow_external_symlinks=follow)
     reading = read_entries(source, BOOTSTRAP_ORDER, MAX_BUNDLE_MEMBER_BYTES)
+    notes = (
+        source.read_folder(NOTES_FOLDER, MAX_BUNDLE_MEMBER_BYTES) if isinstance(source, SourceBase) else None
+    )
     files: dict[str, bytes] = {}
-    for name, entry in reading.entries.items():
+    for name, entry in [*reading.entries.items(), *(notes.entries.items() if notes else ())]:
         if entry.data is None:
             continue  # not a regular file: compose skips it, so the bundle does too
         if len(entry.data) > MAX_BUNDLE_MEMBER_BYTES:
@@ -112,7 +122,8 @@ def write_bundle(
     follow_external_symlinks: bool = False,
     format: str | None = None,
 ) -> list[str]:
-    """Write ``home``'s bootstrap files to the bundle ``out``; returns the names written.
+    """Write ``home``'s bootstrap files and topic files to the bundle ``out``; returns the
+    names written.
 
     ``out``'s name says the archive: ``.tar``, ``.tar.gz``/``.tgz``, ``.tar.bz2``/``.tbz2``,
     ``.tar.xz``/``.txz`` a tar of that compression, anything else a zip; ``format`` (a key of
@@ -120,7 +131,8 @@ def write_bundle(
     contradict one that does. Either way ``compose_soul(out) == compose_soul(home)``.
 
     The names come in :data:`BOOTSTRAP_ORDER`, as the archive's members do, whatever order the
-    home listed them in (a zip home may hold its members in any order). A failed write (a full
+    home listed them in (a zip home may hold its members in any order), then the topic files
+    (``memory/projects/aster.md``) by path. A failed write (a full
     disk, a quota, access denied) raises the same :class:`OSError` subclass with the same
     ``errno``, its message naming ``out``; nothing is left behind and an existing ``out`` stays.
 
@@ -150,4 +162,4 @@ def write_bundle(
     except OSError as error:
         reason = f"cannot write the bundle ({error.strerror or error})"
         raise location_error(type(error), out_path, reason, error.errno) from error
-    return [name for name in BOOTSTRAP_ORDER if name in files]
+    return sorted(files, key=member_order)

@@ -4,7 +4,8 @@ The home is the archive root, unless the root holds no bootstrap file and exactl
 folder (``zip -r aster.zip aster/``, ``tar czf aster.tgz aster``; archivers' ``__MACOSX`` folders
 are ignored), in which case it is that folder. A root with no bootstrap file and several folders
 is an error that names them and shows how to pick one (``zip://FOLDER::…``): an empty soul there
-would hide a mistake. An explicit folder (from a chained URL) is used as given.
+would hide a mistake. A root whose only folder is ``memory/`` (a home's topic files) is the home
+itself. An explicit folder (from a chained URL) is used as given.
 
 Member names are normalised once: a backslash is a separator (Windows tools write
 ``aster\\AGENTS.md``, and unzip and 7-Zip read it as a folder), and in a tar a leading ``./``
@@ -22,6 +23,9 @@ __all__ = ["IGNORED_TOP_LEVEL", "home_prefix", "member_path"]
 
 #: Folders that archivers add and that are never a persona's home.
 IGNORED_TOP_LEVEL = frozenset({"__MACOSX"})
+
+#: The home's folder of topic files: a root holding only it is a home, not a folder to descend into.
+NOTES_FOLDER = "memory"
 
 
 def member_path(raw: str, *, dot_prefixed: bool = False) -> str:
@@ -54,6 +58,8 @@ def home_prefix(
             if "/" in path and path.split("/", 1)[0] not in IGNORED_TOP_LEVEL | {"", ".", ".."}
         }
     )
+    if folders == [NOTES_FOLDER]:
+        return ""  # a home of notes only (write_bundle of a home without bootstrap files)
     if len(folders) == 1 and not root_files:
         return f"{folders[0]}/"
     if len(folders) > 1:

@@ -244,6 +244,15 @@ class SourceBase:
         holds for sources whose validators are content digests (the default)."""
         return (type(self).__qualname__, self.location, getattr(self, "folder", None))
 
+    def read_folder(self, folder: str, limit: int) -> Reading:
+        """Every regular file below ``folder`` (``memory``, the topic files), at most ``limit + 1``
+        bytes each, keyed by its path relative to the home (``memory/projects/aster.md``).
+
+        Hidden names are left out and no symlink is followed. The default finds nothing: a
+        source that cannot list (HTTP, a plain :class:`BootstrapSource`) has no folders.
+        """
+        return Reading(self.location, {})
+
     def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
         """The :class:`BootstrapSource` view: present regular files only."""
         entries = self.read_entries(names, limit).entries

@@ -22,9 +22,11 @@ import errno
 import functools
 import os
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
+from toolnexus._fs import is_hidden
+from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error, read_error
 from toolnexus.sources.archive_home import home_prefix, member_path
 from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
@@ -96,6 +98,35 @@ class BundleSource(SourceBase):
         Each step turns its own failures into errors naming the bundle, so that a raw
         ``PermissionError`` or ``FileNotFoundError`` from storage never leaks out unnamed.
         """
+        with self._opened() as archive:
+            return self._read_members(archive, names, limit)
+
+    def read_folder(self, folder: str, limit: int) -> Reading:
+        """The members below the home's ``folder``, inflated up to the cap like any member."""
+        with self._opened() as archive:
+            members = [(member_path(member.filename), member) for member in archive.infolist()]
+            prefix = home_prefix(
+                (path for path, _ in members), BOOTSTRAP_ORDER, self.folder, self.location, "zip"
+            )
+            below = f"{prefix}{folder}/"
+            entries: dict[str, Entry] = {}
+            for path, member in members:
+                relative = path[len(prefix) :]
+                if path.startswith(below) and not member.is_dir() and not is_hidden(relative):
+                    entries[relative] = self._member(archive, member, path, limit)
+            return Reading(self.location, entries)
+
+    def _member(self, archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str, limit: int) -> Entry:
+        """One member's first ``limit + 1`` bytes, inflated incrementally; failures name it."""
+        try:
+            _check_readable(member)
+            with archive.open(member) as stream:
+                return Entry(stream.read(limit + 1), member.file_size)
+        except Exception as error:
+            raise read_error(_explain(error), self.location, path) from error
+
+    @contextlib.contextmanager
+    def _opened(self) -> Iterator[zipfile.ZipFile]:
         try:
             archive_file = self.open_archive()
         except FileNotFoundError:
@@ -103,7 +134,7 @@ class BundleSource(SourceBase):
         except Exception as error:
             raise read_error(error, self.location, None) from error
         with archive_file, self._open_zip(archive_file) as archive:
-            return self._read_members(archive, names, limit)
+            yield archive
 
     def _open_zip(self, archive_file: IO[bytes]) -> zipfile.ZipFile:
         """Read the central directory; a file that is not a zip at all is a NotADirectoryError."""
@@ -151,13 +182,8 @@ class BundleSource(SourceBase):
             name = wanted[path]
             if member.is_dir():
                 entries[name] = Entry(None, why="folder")
-                continue
-            try:
-                _check_readable(member)
-                with archive.open(member) as stream:
-                    entries[name] = Entry(stream.read(limit + 1), member.file_size)
-            except Exception as error:
-                raise read_error(_explain(error), self.location, path) from error
+            else:
+                entries[name] = self._member(archive, member, path, limit)
         return Reading(location, entries)
 
 

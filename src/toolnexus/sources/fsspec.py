@@ -20,7 +20,7 @@ from collections.abc import Callable, Coroutine, Hashable, Sequence
 from typing import Any, ClassVar
 
 from toolnexus._aio import await_on_loop
-from toolnexus._fs import is_empty_range_error
+from toolnexus._fs import fsspec_files, is_empty_range_error
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, fs_token, read_only
 from toolnexus.sources.registry import (
@@ -31,7 +31,13 @@ from toolnexus.sources.registry import (
     not_a_bundle,
     not_a_folder,
 )
-from toolnexus.stores import CompareAndSwapStore, FsspecStore, MemoryStore, require_enforced
+from toolnexus.stores import (
+    CompareAndSwapStore,
+    FsspecStore,
+    MemoryStore,
+    require_conditional_delete,
+    require_enforced,
+)
 
 __all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource"]
 
@@ -108,7 +114,9 @@ class FsspecSource(SourceBase):
         if single_writer or self.process_local:
             return FsspecStore(self, name)
         if self.conditional_store is not None:
-            return self.conditional_store(self, name, probe=require_enforced)
+            return self.conditional_store(
+                self, name, probe=require_enforced, delete_probe=require_conditional_delete
+            )
         raise BootstrapError(
             f"cannot write {name} in {self.location} safely: {type(self.fs).__name__} offers no "
             "conditional write, so writers in other processes could silently overwrite each other's "
@@ -204,6 +212,26 @@ class FsspecSource(SourceBase):
         if entries:
             return Reading(self.location, entries)
         return self._nothing_found(names, limit, exact_sizes)
+
+    def read_folder(self, folder: str, limit: int) -> Reading:
+        """One fresh listing of the folder, then one batch of capped reads (a bundle reads its own)."""
+        info = self._fresh_info(self.path, None)
+        if info.get("type") == "file":
+            return self._bundle(info).read_folder(folder, limit)
+        try:
+            names = [f"{folder}/{path}" for path in sorted(fsspec_files(self.fs, self.path_of(folder)))]
+            results = self._fetch(names, limit) if names else []
+        except Exception as error:
+            raise read_error(error, self.location, folder) from error
+        entries: dict[str, Entry] = {}
+        for name, result in zip(names, results, strict=True):
+            if isinstance(result, FileNotFoundError | IsADirectoryError):
+                continue  # removed since the listing
+            if isinstance(result, BaseException) and not is_empty_range_error(result):
+                raise read_error(result, self.location, name) from result
+            data = b"" if isinstance(result, BaseException) else bytes(result)
+            entries[name] = Entry(data, len(data) if len(data) <= limit else None)
+        return Reading(self.location, entries)
 
     def _raise_if_all_failed_alike(self, results: list[Any]) -> None:
         """Every read failing the same way (no credentials, a stalled endpoint, a denied prefix)

@@ -16,6 +16,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from toolnexus._aio import run_on_loop
+from toolnexus.sources.base import Reading
 from toolnexus.sources.fsspec import FsspecSource
 
 __all__ = ["HttpSource"]
@@ -25,6 +26,12 @@ _CHUNK = 64 * 1024
 
 class HttpSource(FsspecSource):
     """A home on an fsspec HTTP filesystem: ``HttpSource(HTTPFileSystem(), "https://host/aster")``."""
+
+    def read_folder(self, folder: str, limit: int) -> Reading:
+        """HTTP cannot list a folder: none is found (a bundle behind a URL reads its own)."""
+        if self._looks_like_bundle():
+            return super().read_folder(folder, limit)
+        return Reading(self.location, {})
 
     def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
         return run_on_loop(self.fs, self._capped_gets, names, limit + 1)

@@ -81,6 +81,13 @@ class LayeredSource(SourceBase):
                     merged[name] = Entry(entry.data, entry.size, entry.origin or reading.location, entry.why)
         return Reading(self.location, merged)
 
+    def read_folder(self, folder: str, limit: int) -> Reading:
+        """Each layer's files below ``folder``, the topmost winning per path (as :meth:`read_entries`)."""
+        readings = [
+            layer.read_folder(folder, limit) for layer in self.layers if isinstance(layer, SourceBase)
+        ]
+        return self._merge(readings)
+
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         """The top layer's writer: a persona's own notes never land in a shared base."""
         return writer_of(self.layers[-1], name, single_writer=single_writer)

@@ -23,7 +23,7 @@ import sys
 import time
 from collections.abc import Hashable, Sequence
 
-from toolnexus._fs import read_capped, stat_validator
+from toolnexus._fs import local_files, read_capped, stat_validator
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
@@ -150,6 +150,33 @@ class LocalSource(SourceBase):
                 return None
             prefixes[name] = data
         return prefixes
+
+    def read_folder(self, folder: str, limit: int) -> Reading:
+        """The files below ``folder``, reached one folder at a time without following a symlink
+        (a file that is one is skipped; a folder that is one is an error naming it)."""
+        if not os.path.isdir(self.root):
+            return self.bundle().read_folder(folder, limit)
+        entries: dict[str, Entry] = {}
+        path = folder
+        try:
+            for path, dir_fd, name in local_files(self.root, folder):
+                try:
+                    fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
+                except FileNotFoundError:
+                    continue  # removed since the listing
+                except OSError as error:
+                    if error.errno in _NOFOLLOW_ERRNOS:
+                        continue  # a symlink: never part of a folder's files
+                    raise
+                try:
+                    data, size = read_capped(fd, limit)
+                finally:
+                    os.close(fd)
+                if data is not None:
+                    entries[path] = Entry(data, size)
+        except OSError as error:
+            raise read_error(error, self.location, path) from error
+        return Reading(self.location, entries)
 
     def scan(self) -> tuple[int | None, dict[str, os.DirEntry[str]] | None]:
         """``(dir_fd, {name: entry})`` of the home; the listing is ``None`` when the home is a file.

@@ -11,12 +11,13 @@ import threading
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
+from toolnexus._fs import is_hidden
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError
 from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 
 if TYPE_CHECKING:
-    from toolnexus.stores import Change, Plan
+    from toolnexus.stores import Change, Moved, Plan
 
 __all__ = ["DictSource", "DictStore"]
 
@@ -50,6 +51,14 @@ class DictSource(SourceBase):
                 entries[name] = Entry(data[: limit + 1], len(data))
         return Reading(self.location, entries)
 
+    def read_folder(self, folder: str, limit: int) -> Reading:
+        prefix = f"{folder}/"
+        entries: dict[str, Entry] = {}
+        for name in sorted(key for key in self.files if key.startswith(prefix) and not is_hidden(key)):
+            data = _as_bytes(self.location, name, self.files[name])
+            entries[name] = Entry(data[: limit + 1], len(data))
+        return Reading(self.location, entries)
+
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> DictStore:
         """A store writing ``name`` into the mapping; a read-only mapping cannot be written."""
         if not isinstance(self.files, MutableMapping):
@@ -80,3 +89,28 @@ class DictStore:
             if change.data is not None:
                 self.files[self.name] = change.data
             return change
+
+    def file(self, name: str) -> DictStore:
+        """The store of another file of the same mapping (a key with folders: ``memory/a.md``)."""
+        return DictStore(self.files, self.location, name, self._lock)
+
+    def listing(self, folder: str) -> dict[str, int]:
+        prefix = f"{folder}/"
+        return {
+            key: len(_as_bytes(self.location, key, value))
+            for key, value in list(self.files.items())
+            if key.startswith(prefix) and not is_hidden(key)
+        }
+
+    def remove(self) -> bool:
+        with self._lock:
+            return self.files.pop(self.name, None) is not None
+
+    def rename(self, name: str) -> Moved:
+        with self._lock:
+            if self.name not in self.files:
+                return "missing"
+            if name in self.files:
+                return "exists"
+            self.files[name] = self.files.pop(self.name)
+            return "renamed"

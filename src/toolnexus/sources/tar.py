@@ -22,6 +22,8 @@ import tarfile
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
+from toolnexus._fs import is_hidden
+from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error, read_error
 from toolnexus.sources.archive_home import home_prefix, member_path
 from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
@@ -115,6 +117,15 @@ class TarSource(SourceBase):
         raise read_only(self.location, "a tar bundle (read-only)", TAR.read_only_reason)
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        return self._pass(lambda stream: self._scan(stream, names, limit))
+
+    def read_folder(self, folder: str, limit: int) -> Reading:
+        """One pass keeping every member below a folder named ``folder``; the home-folder rule
+        then says which of them are the home's."""
+        return self._pass(lambda stream: self._scan_folder(stream, folder, limit))
+
+    def _pass(self, scan: Callable[[_Bounded], Reading]) -> Reading:
+        """Open the archive and run one sequential ``scan`` over it, naming the bundle on failure."""
         try:
             raw = self.file.open_stream()
         except FileNotFoundError:
@@ -123,11 +134,25 @@ class TarSource(SourceBase):
             raise read_error(error, self.location, None) from error
         with raw:
             try:
-                return self._scan(_decompressed(raw, self.location), names, limit)
+                return scan(_decompressed(raw, self.location))
             except (BootstrapError, FileNotFoundError):
                 raise
             except (tarfile.TarError, EOFError, OSError, lzma.LZMAError, ValueError) as error:
                 raise BootstrapError(f"{self.location}: corrupt tar bundle ({error})") from error
+
+    def _scan_folder(self, stream: _Bounded, folder: str, limit: int) -> Reading:
+        paths: list[str] = []
+        candidates: dict[str, Entry] = {}
+        with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
+            for member in archive:
+                path = member_path(member.name, dot_prefixed=True).rstrip("/")
+                paths.append(path + ("/" if member.isdir() else ""))
+                if member.isreg() and not is_hidden(path) and f"/{folder}/" in f"/{path}":
+                    candidates[path] = self._entry(archive, member, limit)
+        prefix = home_prefix(paths, BOOTSTRAP_ORDER, self.folder, self.location, "tar")
+        below = f"{prefix}{folder}/"
+        entries = {path[len(prefix) :]: entry for path, entry in candidates.items() if path.startswith(below)}
+        return Reading(self.location, entries)
 
     def _scan(self, stream: _Bounded, names: Sequence[str], limit: int) -> Reading:
         """One pass: every member path (for the folder rule), the candidates' capped bytes."""

@@ -17,17 +17,32 @@ then writes plainly (no conditions, no probe) under the in-process lock. Every r
 Which store a home gets is its source's decision (``writer``), made from its backend's
 registration (:attr:`toolnexus.sources.FsspecSource.conditional_store`): this layer only
 provides the mechanisms.
+
+Every store is also a :class:`FolderStore`: ``store.file("memory/projects/aster.md")`` is the store
+of another file of the same home with the same mechanism (and probe), and ``listing``, ``remove``
+and ``rename`` give the memory tool its topic files. On object stores a rename is a
+must-not-exist copy followed by a delete conditional on the version copied (refused on a server
+that does not enforce that condition: see :mod:`.probe`).
 """
 
 from __future__ import annotations
 
 from toolnexus.stores.azure import AzureBlobStore
-from toolnexus.stores.base import MAX_ATTEMPTS, MEMORY_FILE, Change, CompareAndSwapStore, MemoryStore, Plan
+from toolnexus.stores.base import (
+    MAX_ATTEMPTS,
+    MEMORY_FILE,
+    Change,
+    CompareAndSwapStore,
+    FolderStore,
+    MemoryStore,
+    Moved,
+    Plan,
+)
 from toolnexus.stores.gcs import GcsStore
 from toolnexus.stores.lineage import Stored
 from toolnexus.stores.local import LocalStore
 from toolnexus.stores.plain import FsspecStore
-from toolnexus.stores.probe import forget_verdicts, require_enforced
+from toolnexus.stores.probe import forget_verdicts, require_conditional_delete, require_enforced
 from toolnexus.stores.s3 import S3Store
 
 __all__ = [
@@ -36,13 +51,16 @@ __all__ = [
     "AzureBlobStore",
     "Change",
     "CompareAndSwapStore",
+    "FolderStore",
     "FsspecStore",
     "GcsStore",
     "LocalStore",
     "MemoryStore",
+    "Moved",
     "Plan",
     "S3Store",
     "Stored",
     "forget_verdicts",
+    "require_conditional_delete",
     "require_enforced",
 ]

@@ -85,3 +85,17 @@ class AzureBlobStore(CompareAndSwapStore):
 
     async def _delete(self, path: str) -> None:
         await self._client(path).delete_blob()
+
+    def delete_if(self, path: str, version: str) -> bool:
+        result: bool = run_on_loop(self.fs, self._delete_blob_if, path, version)
+        return result
+
+    async def _delete_blob_if(self, path: str, version: str) -> bool:
+        from azure.core import MatchConditions  # noqa: PLC0415
+        from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError  # noqa: PLC0415
+
+        try:
+            await self._client(path).delete_blob(etag=version, match_condition=MatchConditions.IfNotModified)
+        except (ResourceModifiedError, ResourceNotFoundError):
+            return False
+        return True

@@ -76,9 +76,16 @@ class GcsStore(CompareAndSwapStore):
     def delete(self, path: str) -> None:
         run_on_loop(self.fs, self._delete, path)
 
-    async def _delete(self, path: str) -> None:
+    async def _delete(self, path: str, **conditions: str) -> None:
         bucket, key, _ = self.fs.split_path(path)
-        await self.fs._call("DELETE", "b/{}/o/{}", bucket, key)
+        await self.fs._call("DELETE", "b/{}/o/{}", bucket, key, **conditions)
+
+    def delete_if(self, path: str, version: str) -> bool:
+        try:
+            run_on_loop(self.fs, self._delete, path, ifGenerationMatch=version)
+        except (FileExistsError, FileNotFoundError):  # gcsfs's spellings of 412 and 404
+            return False
+        return True
 
 
 _BOUNDARY = "toolnexus-8b1c4e2f"

@@ -1,7 +1,12 @@
 """A file in a local folder: writers take ``flock`` on the home directory itself (no lock file
 is created; readers, e.g. ``compose_soul``, never lock), re-read the file under the lock, and
 replace it atomically: a temporary file in the same folder, flushed and fsynced, then
-``os.replace``. Works across threads and processes on one machine (not across NFS clients)."""
+``os.replace``. Works across threads and processes on one machine (not across NFS clients).
+
+A file below the home (``memory/projects/aster.md``) is reached one folder at a time with
+``O_NOFOLLOW``: a symlinked folder is refused, never followed, so no path leads out of the home.
+Missing folders are made when the file is written, and removed again when a delete or rename
+leaves them empty (as on object stores, a folder exists while it holds a file)."""
 
 from __future__ import annotations
 
@@ -12,10 +17,10 @@ import secrets
 import stat
 from collections.abc import Iterator
 
-from toolnexus._fs import read_capped
+from toolnexus._fs import local_files, open_folders, read_capped
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError
-from toolnexus.stores.base import MEMORY_FILE, Change, Plan, process_lock, storage_error
+from toolnexus.stores.base import MEMORY_FILE, Change, Moved, Plan, process_lock, storage_error
 
 try:
     import fcntl
@@ -31,19 +36,38 @@ _OPEN_DIR = os.O_RDONLY | _CLOEXEC | getattr(os, "O_DIRECTORY", 0)
 
 
 class LocalStore:
-    """A file (MEMORY.md unless ``name`` says otherwise) in a local folder; see the module
-    docstring for the locking and rename rules."""
+    """A file (MEMORY.md unless ``name`` says otherwise; it may lie in folders below the home) in
+    a local folder; see the module docstring for the locking and rename rules."""
 
     def __init__(self, root: str, name: str = MEMORY_FILE) -> None:
         self.root = root
         self.name = name
         self.location = root
         self.path = os.path.join(root, name)
+        *folders, self._leaf = name.split("/")
+        self._folders = tuple(folders)
+
+    def file(self, name: str) -> LocalStore:
+        """The store of another file of the same home."""
+        return LocalStore(self.root, name)
 
     def read(self) -> bytes | None:
         """The first cap + 1 bytes of the file; a symlink or non-file there is refused, not followed."""
         try:
-            fd = os.open(self.path, _OPEN_READ)
+            root_fd = os.open(self.root, _OPEN_DIR)
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise storage_error(error, self.location, self.name, "read") from error
+        try:
+            with self._parent(root_fd, create=False) as parent:
+                return None if parent is None else self._read_at(parent)
+        finally:
+            os.close(root_fd)
+
+    def _read_at(self, parent: int) -> bytes | None:
+        try:
+            fd = os.open(self._leaf, _OPEN_READ, dir_fd=parent)
         except FileNotFoundError:
             return None
         except OSError as error:
@@ -63,11 +87,113 @@ class LocalStore:
         return data
 
     def update(self, plan: Plan) -> Change:
-        with self._locked() as dir_fd:
-            change = plan(self.read())
+        with self._locked() as root_fd:
+            with self._parent(root_fd, create=False) as parent:
+                current = None if parent is None else self._read_at(parent)
+            change = plan(current)
             if change.data is not None:
-                self._replace(change.data, dir_fd)
+                with self._parent(root_fd, create=True) as parent:
+                    assert parent is not None  # made when missing
+                    self._replace(change.data, parent)
             return change
+
+    def listing(self, folder: str) -> dict[str, int]:
+        """Every regular file below ``folder`` (relative to the home) and its size."""
+        files: dict[str, int] = {}
+        try:
+            for path, fd, name in local_files(self.root, folder):
+                with contextlib.suppress(FileNotFoundError):  # deleted meanwhile
+                    files[path] = os.stat(name, dir_fd=fd, follow_symlinks=False).st_size
+        except OSError as error:
+            raise storage_error(error, self.location, folder, "list") from error
+        return files
+
+    def remove(self) -> bool:
+        """Delete the file (under the lock); False if it was not there."""
+        with self._locked() as root_fd:
+            folders = self._open_folders(root_fd, create=False)
+            if folders is None:
+                return False
+            try:
+                parent = folders[-1] if folders else root_fd
+                try:
+                    os.unlink(self._leaf, dir_fd=parent)
+                except FileNotFoundError:
+                    return False
+                except OSError as error:
+                    raise storage_error(error, self.location, self.name, "delete") from error
+                self._prune(root_fd, folders)
+                return True
+            finally:
+                for fd in folders:
+                    os.close(fd)
+
+    def rename(self, name: str) -> Moved:
+        """Move the file to ``name`` in the same home with one ``rename`` under the lock."""
+        target = self.file(name)
+        with self._locked() as root_fd:
+            folders = self._open_folders(root_fd, create=False)
+            if folders is None:
+                return "missing"
+            try:
+                source = folders[-1] if folders else root_fd
+                if not _is_entry(self._leaf, source):
+                    return "missing"
+                moved = target._rename_into(root_fd, self._leaf, source)
+                if moved == "renamed":
+                    self._prune(root_fd, folders)
+                return moved
+            finally:
+                for fd in folders:
+                    os.close(fd)
+
+    def _rename_into(self, root_fd: int, leaf: str, source: int) -> Moved:
+        """Rename ``leaf`` of folder ``source`` to this file, unless this file already exists."""
+        folders = self._open_folders(root_fd, create=True)
+        assert folders is not None  # made when missing
+        try:
+            parent = folders[-1] if folders else root_fd
+            if _is_entry(self._leaf, parent):
+                return "exists"
+            try:
+                os.rename(leaf, self._leaf, src_dir_fd=source, dst_dir_fd=parent)
+            except OSError as error:
+                raise storage_error(error, self.location, self.name, "write") from error
+            for fd in {parent, source}:
+                with contextlib.suppress(OSError):
+                    os.fsync(fd)  # make the rename itself durable
+            return "renamed"
+        finally:
+            for fd in folders:
+                os.close(fd)
+
+    def _open_folders(self, root_fd: int, *, create: bool) -> list[int] | None:
+        try:
+            return open_folders(root_fd, self._folders, create=create)
+        except NotADirectoryError as error:
+            raise BootstrapError(
+                f"{self.name} in {self.location}: {error.strerror}; memory_tool only uses real folders"
+            ) from error
+        except OSError as error:
+            raise storage_error(error, self.location, self.name, "reach") from error
+
+    @contextlib.contextmanager
+    def _parent(self, root_fd: int, *, create: bool) -> Iterator[int | None]:
+        """The descriptor of the file's folder (the home itself for a name without folders)."""
+        folders = self._open_folders(root_fd, create=create)
+        try:
+            yield None if folders is None else (folders[-1] if folders else root_fd)
+        finally:
+            for fd in folders or ():
+                os.close(fd)
+
+    def _prune(self, root_fd: int, folders: list[int]) -> None:
+        """Remove the file's folders that are now empty, innermost first (never the home)."""
+        for index in range(len(self._folders) - 1, -1, -1):
+            try:
+                os.rmdir(self._folders[index], dir_fd=folders[index - 1] if index else root_fd)
+            except OSError:
+                return  # not empty (or gone): the folders above are not empty either
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[int]:
@@ -84,26 +210,36 @@ class LocalStore:
             finally:
                 os.close(dir_fd)  # releases the flock
 
-    def _replace(self, data: bytes, dir_fd: int) -> None:
+    def _replace(self, data: bytes, parent: int) -> None:
         """Write a sibling temp file, fsync it, rename it over the file; on failure remove it."""
-        temp = os.path.join(self.root, f".{self.name}.{secrets.token_hex(8)}.tmp")
+        temp = f".{self._leaf}.{secrets.token_hex(8)}.tmp"
         try:
-            fd = os.open(temp, _OPEN_TEMP, 0o666)
+            fd = os.open(temp, _OPEN_TEMP, 0o666, dir_fd=parent)
             try:
                 with contextlib.suppress(FileNotFoundError):
-                    os.fchmod(fd, stat.S_IMODE(os.stat(self.path, follow_symlinks=False).st_mode))
+                    mode = os.stat(self._leaf, dir_fd=parent, follow_symlinks=False).st_mode
+                    os.fchmod(fd, stat.S_IMODE(mode))
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            os.replace(temp, self.path)
+            os.replace(temp, self._leaf, src_dir_fd=parent, dst_dir_fd=parent)
         except BaseException as error:
             with contextlib.suppress(OSError):
-                os.unlink(temp)
+                os.unlink(temp, dir_fd=parent)
             if isinstance(error, OSError):
                 raise storage_error(error, self.location, self.name, "write") from error
             raise
         with contextlib.suppress(OSError):
-            os.fsync(dir_fd)  # make the rename itself durable
+            os.fsync(parent)  # make the rename itself durable
+
+
+def _is_entry(name: str, folder: int) -> bool:
+    """Whether anything (a file, a folder, a link) is called ``name`` in ``folder``."""
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True

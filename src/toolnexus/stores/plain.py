@@ -10,7 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from toolnexus._fs import is_empty_range_error
-from toolnexus.stores.base import MEMORY_FILE, READ_LIMIT, Change, Plan, process_lock, storage_error
+from toolnexus.stores.base import (
+    MEMORY_FILE,
+    READ_LIMIT,
+    Change,
+    Moved,
+    Plan,
+    fsspec_listing,
+    process_lock,
+    storage_action,
+    storage_error,
+)
 
 __all__ = ["FsspecStore"]
 
@@ -19,6 +29,7 @@ class FsspecStore:
     """A file on an fsspec filesystem, serialised in this process only (see the module docstring)."""
 
     def __init__(self, home: Any, name: str = MEMORY_FILE) -> None:
+        self.home = home
         self.fs = home.fs
         self.name = name
         self.path = home.path_of(name)
@@ -46,3 +57,29 @@ class FsspecStore:
                 finally:
                     self.fs.invalidate_cache(self.path)
             return change
+
+    def file(self, name: str) -> FsspecStore:
+        """The store of another file of the same home."""
+        return FsspecStore(self.home, name)
+
+    def listing(self, folder: str) -> dict[str, int]:
+        return fsspec_listing(self.home, folder)
+
+    def remove(self) -> bool:
+        with process_lock(self._key):
+            if self.read() is None:
+                return False
+            with storage_action(self.fs, self.location, self.name, "delete", self.path):
+                self.fs.rm_file(self.path)
+            return True
+
+    def rename(self, name: str) -> Moved:
+        target = self.file(name)
+        with process_lock(self._key):
+            if self.read() is None:
+                return "missing"
+            if target.read() is not None:
+                return "exists"
+            with storage_action(self.fs, self.location, self.name, "rename", self.path, target.path):
+                self.fs.mv(self.path, target.path)
+            return "renamed"

@@ -13,6 +13,12 @@ never touch anyone's data:
 
 The verdict is kept per server (filesystem options) and bucket for the life of the process; a
 failure to *run* the probe (network, permissions) is raised and not remembered.
+
+A rename on an object store (a topic file's) is a copy and then a delete conditional on the
+version copied; before the first rename per bucket and process, :func:`require_conditional_delete`
+checks the same way that the server refuses a delete at a stale version (fake-gcs-server does
+not). Where it does not, renames are refused: an edit made between the copy and the delete
+could be lost.
 """
 
 from __future__ import annotations
@@ -22,18 +28,21 @@ import errno
 import logging
 import secrets
 import threading
+from collections.abc import Callable
 
 from toolnexus.errors import BootstrapError
 from toolnexus.stores.base import CompareAndSwapStore, storage_error
 
-__all__ = ["forget_verdicts", "require_enforced"]
+__all__ = ["forget_verdicts", "require_conditional_delete", "require_enforced"]
 
 _log = logging.getLogger(__name__)
 
 #: Verdicts per (filesystem class, filesystem token, bucket): ``None`` enforced, else the reason.
 _verdicts: dict[tuple[str, str, str], str | None] = {}
 _verdicts_guard = threading.Lock()
-_probe_locks: dict[tuple[str, str, str], threading.Lock] = {}
+_probe_locks: dict[tuple[str, ...], threading.Lock] = {}
+#: The same for conditional deletes.
+_delete_verdicts: dict[tuple[str, str, str], str | None] = {}
 
 
 def _server_key(store: CompareAndSwapStore) -> tuple[str, str, str]:
@@ -45,31 +54,78 @@ def forget_verdicts() -> None:
     """Forget every probe verdict (tests, or after a server was reconfigured)."""
     with _verdicts_guard:
         _verdicts.clear()
+        _delete_verdicts.clear()
+
+
+def _verdict(
+    store: CompareAndSwapStore,
+    verdicts: dict[tuple[str, str, str], str | None],
+    probe: Callable[[CompareAndSwapStore], str | None],
+) -> str | None:
+    """The remembered verdict for the store's server and bucket, probing once if there is none."""
+    key = _server_key(store)
+    with _verdicts_guard:
+        lock = _probe_locks.setdefault((*key, probe.__name__), threading.Lock())
+    with lock:
+        if key not in verdicts:
+            verdicts[key] = probe(store)
+        return verdicts[key]
 
 
 def require_enforced(store: CompareAndSwapStore) -> None:
     """Return if the store's server enforces its conditions; raise :class:`BootstrapError` if not."""
-    key = _server_key(store)
-    with _verdicts_guard:
-        lock = _probe_locks.setdefault(key, threading.Lock())
-    with lock:
-        if key not in _verdicts:
-            _verdicts[key] = _probe(store)
-        reason = _verdicts[key]
+    reason = _verdict(store, _verdicts, _probe)
     if reason is not None:
         raise refusal(store, reason)
 
 
+def require_conditional_delete(store: CompareAndSwapStore) -> None:
+    """Return if the store's server refuses a delete at a stale version; raise if it does not."""
+    reason = _verdict(store, _delete_verdicts, _probe_delete)
+    if reason is not None:
+        raise _unsupported(
+            f"cannot rename {store.name} in {store.location} safely: the server does not enforce "
+            f"conditional deletes ({reason}), so an edit made during the rename could be lost. Create "
+            "the new file and delete the old one instead, or pass single_writer=True (CLI: "
+            "--single-writer) if only one process ever writes this home."
+        )
+
+
+def _probe_delete(store: CompareAndSwapStore) -> str | None:
+    """Create a probe object, delete it at a version it cannot have, and see whether it survived."""
+    probe = store.home.path_of(f".toolnexus-probe-{secrets.token_hex(8)}")
+    try:
+        _create(store, probe, b"toolnexus conditional-delete probe\n")
+        deleted = store.delete_if(probe, store.stale_version)
+    except Exception as error:
+        raise storage_error(error, store.location, store.name, "write") from error
+    finally:
+        with contextlib.suppress(Exception):
+            store.delete(probe)
+            store.fs.invalidate_cache(probe)
+    return f"it let a delete at a stale {store.conditions[1]} remove an object" if deleted else None
+
+
 def refusal(store: CompareAndSwapStore, reason: str) -> BootstrapError:
     """The error for a server that ignores the conditions: why, and the two ways out."""
-    error = BootstrapError(
+    return _unsupported(
         f"cannot write {store.name} in {store.location} safely: the server does not enforce "
         f"conditional writes ({reason}), so an edit could be silently overwritten by another "
         "writer. Use a server that enforces them, or pass single_writer=True (CLI: --single-writer) "
         "if only one process ever writes this home."
     )
+
+
+def _unsupported(message: str) -> BootstrapError:
+    error = BootstrapError(message)
     error.errno = errno.EOPNOTSUPP
     return error
+
+
+def _create(store: CompareAndSwapStore, probe: str, data: bytes) -> None:
+    """Create the probe object (it must not exist: its name is fresh)."""
+    if not store.put(probe, data, None):
+        raise BootstrapError(f"{probe}: a freshly named probe object already exists")
 
 
 def _probe(store: CompareAndSwapStore) -> str | None:
@@ -77,8 +133,7 @@ def _probe(store: CompareAndSwapStore) -> str | None:
     probe = store.home.path_of(f".toolnexus-probe-{secrets.token_hex(8)}")
     must_not_exist, must_match = store.conditions
     try:
-        if not store.put(probe, b"toolnexus conditional-write probe\n", None):
-            raise BootstrapError(f"{probe}: a freshly named probe object already exists")
+        _create(store, probe, b"toolnexus conditional-write probe\n")
     except Exception as error:
         raise storage_error(error, store.location, store.name, "write") from error
     try:

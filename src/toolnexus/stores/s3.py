@@ -79,3 +79,14 @@ class S3Store(CompareAndSwapStore):
 
     def delete(self, path: str) -> None:
         self._call("delete_object", path)
+
+    def delete_if(self, path: str, version: str) -> bool:
+        try:
+            self._call("delete_object", path, IfMatch=version)
+        except FileNotFoundError:
+            return False  # gone already: s3fs's translation of NoSuchKey
+        except Exception as error:
+            if _is_conflict(error):
+                return False
+            raise
+        return True

@@ -1,0 +1,111 @@
+"""Where a ``/memories`` path lives in the home, and the rules a topic file's name must follow.
+
+``/memories/MEMORY.md`` and ``/memories/USER.md`` are the home's own MEMORY.md and USER.md (in
+the soul); every other ``/memories/<path>.md`` is a *topic file* in the home's ``memory/``
+folder (``/memories/projects/aster.md`` → ``memory/projects/aster.md``), read on demand through
+the tool and never part of the soul. The limits, each refused with a message saying what to do:
+
+- names are segments of ``[A-Za-z0-9._-]`` (not starting with ``.``: hidden names are never
+  memory), the last ending in ``.md``; at most :data:`MAX_DEPTH` segments;
+- at most :data:`MAX_FILES` topic files, each at most :data:`MAX_FILE_BYTES`, all of them
+  together at most :data:`MAX_TOTAL_BYTES` (MEMORY.md and USER.md have their own cap);
+- no ``..`` or ``.`` segment, no absolute path other than ``/memories/…``, no backslash; a
+  symlink is never followed (the stores refuse them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
+from toolnexus.stores import MEMORY_FILE
+
+__all__ = [
+    "FOLDER",
+    "MAX_DEPTH",
+    "MAX_FILES",
+    "MAX_FILE_BYTES",
+    "MAX_TOTAL_BYTES",
+    "ROOT",
+    "SPECIAL_FILES",
+    "USER_FILE",
+    "MemoryPath",
+    "name_problem",
+    "parse",
+]
+
+ROOT = "/memories"
+#: The home's folder holding the topic files.
+FOLDER = "memory"
+USER_FILE = "USER.md"
+#: The files of ``/memories`` that are the home's own bootstrap files (and part of the soul).
+SPECIAL_FILES = (MEMORY_FILE, USER_FILE)
+
+MAX_DEPTH = 3
+MAX_FILES = 200
+MAX_FILE_BYTES = MAX_BOOTSTRAP_FILE_BYTES
+MAX_TOTAL_BYTES = 16 * 1024 * 1024
+
+_SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+_EXAMPLE = f"{ROOT}/projects/aster.md"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPath:
+    """A checked ``/memories`` path: as the model wrote it, and its segments below ``/memories``."""
+
+    given: str
+    parts: tuple[str, ...]
+
+    @property
+    def is_root(self) -> bool:
+        return not self.parts
+
+    @property
+    def relative(self) -> str:
+        """The path below ``/memories`` (``projects/aster.md``); for a topic file, below ``memory/``."""
+        return "/".join(self.parts)
+
+    @property
+    def special(self) -> str | None:
+        """``MEMORY.md`` or ``USER.md`` when the path is one of them, else ``None``."""
+        return self.parts[0] if len(self.parts) == 1 and self.parts[0] in SPECIAL_FILES else None
+
+
+def parse(path: str) -> MemoryPath | str:
+    """The checked path, or the sentence refusing it (the reference's where it has one)."""
+    if not path.startswith(ROOT):
+        return f"Path must start with {ROOT}, got: {path}"
+    rest = path[len(ROOT) :]
+    if rest and not rest.startswith("/"):  # the reference would read /memoriesX as /memories/X
+        return (
+            f"The path {path} does not exist. Please provide a valid path.\n"
+            f"Memory paths look like {_EXAMPLE}."
+        )
+    if "\\" in path or "\x00" in path:
+        return f"Path {path!r} is not allowed: use '/' between names and no control characters."
+    parts = tuple(part for part in rest.split("/") if part)
+    if "." in parts or ".." in parts:
+        depth = 0
+        for part in parts:
+            depth += -1 if part == ".." else 0 if part == "." else 1
+            if depth < 0:
+                return f"Path {path} would escape {ROOT} directory"
+        return f"Path {path} is not allowed: write it without '.' and '..' segments (e.g. {_EXAMPLE})."
+    return MemoryPath(path, parts)
+
+
+def name_problem(parts: tuple[str, ...]) -> str | None:
+    """Why a topic file cannot be created under these segments, or ``None`` when it can."""
+    if len(parts) > MAX_DEPTH:
+        return f"memory paths are at most {MAX_DEPTH} levels deep (like {ROOT}/projects/2026/aster.md)"
+    for part in parts:
+        if not _SEGMENT.fullmatch(part):
+            return (
+                f"{part!r} is not a memory name: use letters, digits, '.', '_' and '-' only, "
+                "not starting with '.'"
+            )
+    if not parts[-1].endswith(".md") or parts[-1] == ".md":
+        return f"memory files are markdown: end the name in .md (like {_EXAMPLE})"
+    return None

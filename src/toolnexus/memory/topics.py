@@ -1,0 +1,138 @@
+"""Topic files: the home's ``memory/`` folder, over the same stores as MEMORY.md.
+
+A topic file is written exactly as MEMORY.md is — the atomic write, the compare-and-swap and the
+probe of its home's store — through ``store.file("memory/<path>")``. What a folder adds is
+checked here against a fresh listing before each write: the name rules and the limits of
+:mod:`.paths`, and that a file and a folder never share a name. Between two writers in
+different processes the file-count and total-size limits are checked, not locked: each may
+overshoot by the one write it was making.
+
+A folder is deleted or renamed file by file (object stores have no folders): a reader in between
+sees part of it moved, never a file lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import cast
+
+from toolnexus._reply import ToolReply
+from toolnexus.memory.edits import Voice
+from toolnexus.memory.paths import FOLDER, MAX_FILES, MAX_TOTAL_BYTES, name_problem
+from toolnexus.stores import Change, FolderStore, MemoryStore, Moved, Plan
+
+__all__ = ["Snapshot", "Topics"]
+
+_FOLDER_METHODS = ("file", "listing", "remove", "rename")
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The topic files at one moment: ``{path below memory/: size}``."""
+
+    files: dict[str, int]
+
+    def is_folder(self, relative: str) -> bool:
+        prefix = f"{relative}/" if relative else ""
+        return any(path.startswith(prefix) for path in self.files)
+
+    def below(self, relative: str) -> dict[str, int]:
+        """The files below a folder, by path relative to it."""
+        prefix = f"{relative}/"
+        return {path[len(prefix) :]: size for path, size in self.files.items() if path.startswith(prefix)}
+
+    def file_on_the_way(self, parts: tuple[str, ...]) -> str | None:
+        """A file where ``parts`` needs a folder (``a.md`` for ``a.md/b.md``), if any."""
+        for depth in range(1, len(parts)):
+            if "/".join(parts[:depth]) in self.files:
+                return "/".join(parts[:depth])
+        return None
+
+    def total(self) -> int:
+        return sum(self.files.values())
+
+
+class Topics:
+    """The topic files of the home that ``store`` (MEMORY.md's) belongs to."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._base = store
+        #: Whether the store reaches other files (every built-in store does).
+        self.supported = all(callable(getattr(store, method, None)) for method in _FOLDER_METHODS)
+
+    def _folder_store(self) -> FolderStore:
+        return cast(FolderStore, self._base)
+
+    def snapshot(self) -> Snapshot:
+        if not self.supported:
+            return Snapshot({})
+        prefix = f"{FOLDER}/"
+        listed = self._folder_store().listing(FOLDER)
+        return Snapshot(
+            {path[len(prefix) :]: size for path, size in listed.items() if path.startswith(prefix)}
+        )
+
+    def store(self, relative: str) -> FolderStore:
+        return self._folder_store().file(f"{FOLDER}/{relative}")
+
+    def refusal(
+        self, parts: tuple[str, ...], snapshot: Snapshot, shown: str, voice: Voice
+    ) -> ToolReply | None:
+        """Why a new topic file cannot be made at ``parts`` (``shown`` names it), else ``None``."""
+        if not self.supported:
+            return voice.error(
+                f"Cannot create {shown}: this home's store keeps only MEMORY.md and USER.md "
+                "(it has no topic files); keep your notes in those."
+            )
+        problem = name_problem(parts)
+        if problem is not None:
+            return voice.error(f"Cannot create {shown}: {problem}.")
+        blocking = snapshot.file_on_the_way(parts)
+        if blocking is not None:
+            return voice.error(f"Cannot create {shown}: {blocking} is a file, not a folder.")
+        if len(snapshot.files) >= MAX_FILES:
+            return voice.error(
+                f"Cannot create {shown}: memory already holds {MAX_FILES} topic files, the limit.\n"
+                "Merge related notes into fewer files, delete the ones you no longer need, then try again."
+            )
+        return None
+
+    def update(
+        self, relative: str, plan: Plan, snapshot: Snapshot, voice: Voice, missing: ToolReply | None
+    ) -> ToolReply:
+        """Run ``plan`` on a topic file, refusing to grow all topic files past the total limit.
+
+        ``missing`` is the reply when the file turns out to be absent (``None``: create it).
+        """
+        others = snapshot.total() - snapshot.files.get(relative, 0)
+
+        def bounded(current: bytes | None) -> Change:
+            if current is None and missing is not None:
+                return Change(None, missing)
+            change = plan(current)
+            if change.data is not None and others + len(change.data) > MAX_TOTAL_BYTES:
+                return Change(
+                    None,
+                    voice.error(
+                        f"refused — all topic files together would grow to {others + len(change.data)} "
+                        f"bytes, over their {MAX_TOTAL_BYTES}-byte limit. Condense first: {voice.condense}."
+                    ),
+                )
+            return change
+
+        return ToolReply.of(self.store(relative).update(bounded).reply)
+
+    def remove(self, relatives: Iterable[str]) -> bool:
+        """Delete each file; whether any was there."""
+        removed = [self.store(relative).remove() for relative in relatives]
+        return any(removed)
+
+    def rename(self, moves: Iterable[tuple[str, str]]) -> Moved:
+        """Move each file in turn; the first that cannot move stops the rest."""
+        outcome: Moved = "missing"
+        for old, new in moves:
+            outcome = self.store(old).rename(f"{FOLDER}/{new}")
+            if outcome != "renamed":
+                return outcome
+        return outcome
