@@ -20,6 +20,7 @@ __all__ = [
     "local_files",
     "open_folders",
     "read_capped",
+    "read_local_files",
     "stat_validator",
 ]
 
@@ -28,6 +29,9 @@ FOLDER_DEPTH = 8
 
 _FOLDER_FLAGS = (
     os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+_FILE_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 )
 
 
@@ -128,6 +132,31 @@ def local_files(root: str, folder: str) -> Iterator[tuple[str, int, str]]:
         yield from _walk(fds[-1], folder, FOLDER_DEPTH)
     finally:
         os.close(root_fd)
+
+
+def read_local_files(root: str, folder: str, limit: int) -> Iterator[tuple[str, bytes, int | None]]:
+    """``(path relative to root, first limit + 1 bytes, size)`` of every file :func:`local_files`
+    lists; one that vanished or became a symlink meanwhile is skipped. A failure is raised with
+    ``filename`` set to the file's path."""
+    for path, dir_fd, name in local_files(root, folder):
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            if error.errno in (errno.ELOOP, errno.EMLINK):
+                continue  # a symlink: never one of a folder's files
+            error.filename = path
+            raise
+        try:
+            data, size = read_capped(fd, limit)
+        except OSError as error:
+            error.filename = path
+            raise
+        finally:
+            os.close(fd)
+        if data is not None:
+            yield path, data, size
 
 
 def _walk(fd: int, prefix: str, depth: int) -> Iterator[tuple[str, int, str]]:

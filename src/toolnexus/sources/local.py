@@ -23,7 +23,7 @@ import sys
 import time
 from collections.abc import Hashable, Sequence
 
-from toolnexus._fs import local_files, read_capped, stat_validator
+from toolnexus._fs import read_capped, read_local_files, stat_validator
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
@@ -156,27 +156,13 @@ class LocalSource(SourceBase):
         (a file that is one is skipped; a folder that is one is an error naming it)."""
         if not os.path.isdir(self.root):
             return self.bundle().read_folder(folder, limit)
-        entries: dict[str, Entry] = {}
-        path = folder
         try:
-            for path, dir_fd, name in local_files(self.root, folder):
-                try:
-                    fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
-                except FileNotFoundError:
-                    continue  # removed since the listing
-                except OSError as error:
-                    if error.errno in _NOFOLLOW_ERRNOS:
-                        continue  # a symlink: never part of a folder's files
-                    raise
-                try:
-                    data, size = read_capped(fd, limit)
-                finally:
-                    os.close(fd)
-                if data is not None:
-                    entries[path] = Entry(data, size)
+            files = {
+                path: Entry(data, size) for path, data, size in read_local_files(self.root, folder, limit)
+            }
         except OSError as error:
-            raise read_error(error, self.location, path) from error
-        return Reading(self.location, entries)
+            raise read_error(error, self.location, error.filename or folder) from error
+        return Reading(self.location, files)
 
     def scan(self) -> tuple[int | None, dict[str, os.DirEntry[str]] | None]:
         """``(dir_fd, {name: entry})`` of the home; the listing is ``None`` when the home is a file.
