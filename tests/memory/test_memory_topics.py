@@ -243,3 +243,8 @@ def test_a_bundle_carries_the_topic_files_and_the_same_soul(home: Home, tmp_path
     again = tmp_path / "again.zip"
     assert write_bundle(out, again) == names  # a bundle of a bundle carries them too
     assert again.read_bytes() == out.read_bytes()
+    if home.backend == "s3":  # a zip on S3 is read from its tail: the notes come along
+        remote = f"s3://{home.extra['bucket']}/aster.zip"
+        write_bundle(home.location, remote, **home.options)
+        assert write_bundle(remote, tmp_path / "from-s3.zip", **home.options) == names
+        assert (tmp_path / "from-s3.zip").read_bytes() == out.read_bytes()
