@@ -13,7 +13,7 @@ from tests.support.homes import OTHER_FILES, Home, make_home
 from toolnexus.agents import BootstrapError, DictSource, compose_soul, memory_tool, write_bundle
 from toolnexus.memory import topics
 from toolnexus.memory.portable import MemoryTool
-from toolnexus.stores import Change, Plan
+from toolnexus.stores import Change, Plan, S3Store, forget_verdicts
 
 BACKENDS = ["local", "memory", "s3"]
 ASTER = "/memories/projects/aster.md"
@@ -134,6 +134,11 @@ def test_the_file_count_and_total_size_limits(home: Home, monkeypatch: pytest.Mo
         "Cannot create /memories/c.md: memory already holds 2 topic files, the limit.",
         "Merge related notes into fewer files, delete the ones you no longer need, then try again.",
     ]
+    portable = tool.tool(command="append", file="c.md", content="x")  # its advice: its own commands
+    assert portable.splitlines() == [
+        "error: Cannot create c.md: memory already holds 2 topic files, the limit.",
+        "Keep further notes in an existing topic file, or ask the user to remove the ones no longer needed.",
+    ]
     grown = tool.tool(command="insert", path="/memories/b.md", insert_line=0, insert_text="abc")
     assert grown.is_error
     assert grown.startswith(
@@ -248,3 +253,24 @@ def test_a_bundle_carries_the_topic_files_and_the_same_soul(home: Home, tmp_path
         write_bundle(home.location, remote, **home.options)
         assert write_bundle(remote, tmp_path / "from-s3.zip", **home.options) == names
         assert (tmp_path / "from-s3.zip").read_bytes() == out.read_bytes()
+
+
+@pytest.mark.s3
+def test_a_store_without_conditional_deletes_refuses_renames_only(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compare-and-swap store of one's own without ``delete_if`` (docs/extending.md): renames are
+    refused with the reason, everything else works."""
+    home = make_home("s3", request)
+
+    def no_delete_if(self: S3Store, path: str, version: str) -> bool:
+        raise NotImplementedError
+
+    monkeypatch.setattr(S3Store, "delete_if", no_delete_if)
+    forget_verdicts()
+    tool = home.tool()
+    tool.tool(command="create", path=ASTER, file_text="x\n")
+    with pytest.raises(BootstrapError, match=r"conditional deletes \(S3Store has no delete_if\)"):
+        tool.tool(command="rename", old_path=ASTER, new_path="/memories/aster.md")
+    assert notes(home) == {"memory/projects/aster.md": b"x\n"}
+    forget_verdicts()

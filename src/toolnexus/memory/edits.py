@@ -36,19 +36,26 @@ class Voice:
     condense: str
     #: Whether a successful edit reports the bytes used (``(23 of 2097152 bytes used).``).
     usage: bool
+    #: What to do when no new topic file can be made (the portable set cannot delete files).
+    fewer_files: str
 
     def error(self, text: str) -> ToolReply:
         return ToolReply(self.error_prefix + text, is_error=True)
 
 
 PORTABLE = Voice(
-    "error: ", "merge or shorten older notes with replace, drop stale ones with remove", usage=True
+    "error: ",
+    "merge or shorten older notes with replace, drop stale ones with remove",
+    usage=True,
+    fewer_files="Keep further notes in an existing topic file, or ask the user to remove the ones "
+    "no longer needed.",
 )
 NATIVE = Voice(
     "",
     "merge or shorten older notes with str_replace, drop stale ones with str_replace and an empty "
     "new_str (or delete a topic file you no longer need)",
     usage=False,
+    fewer_files="Merge related notes into fewer files, delete the ones you no longer need, then try again.",
 )
 
 

@@ -94,7 +94,7 @@ class Topics:
         if len(snapshot.files) >= MAX_FILES:
             return voice.error(
                 f"Cannot create {shown}: memory already holds {MAX_FILES} topic files, the limit.\n"
-                "Merge related notes into fewer files, delete the ones you no longer need, then try again."
+                + voice.fewer_files
             )
         return None
 

@@ -27,7 +27,7 @@ from typing import Any
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error
 from toolnexus.soul.archives import BUNDLE_DATE_TIME, BUNDLE_FORMATS, archive_bytes, format_for, member_order
-from toolnexus.sources import Location, SourceBase, is_url, read_entries, resolve, resolve_output
+from toolnexus.sources import Location, is_url, read_entries, read_folder, resolve, resolve_output
 
 __all__ = ["BUNDLE_DATE_TIME", "BUNDLE_FORMATS", "MAX_BUNDLE_MEMBER_BYTES", "bundle_bytes", "write_bundle"]
 
@@ -49,11 +49,9 @@ def _read_home(
 ) -> dict[str, bytes]:
     source = resolve(home, storage_options=storage_options, fs=fs, follow_external_symlinks=follow)
     reading = read_entries(source, BOOTSTRAP_ORDER, MAX_BUNDLE_MEMBER_BYTES)
-    notes = (
-        source.read_folder(NOTES_FOLDER, MAX_BUNDLE_MEMBER_BYTES) if isinstance(source, SourceBase) else None
-    )
+    notes = read_folder(source, NOTES_FOLDER, MAX_BUNDLE_MEMBER_BYTES)
     files: dict[str, bytes] = {}
-    for name, entry in [*reading.entries.items(), *(notes.entries.items() if notes else ())]:
+    for name, entry in [*reading.entries.items(), *notes.entries.items()]:
         if entry.data is None:
             continue  # not a regular file: compose skips it, so the bundle does too
         if len(entry.data) > MAX_BUNDLE_MEMBER_BYTES:

@@ -26,6 +26,7 @@ __all__ = [
     "changed_since_async",
     "read_entries",
     "read_entries_async",
+    "read_folder",
     "read_only",
     "read_prefixes",
     "writer_of",
@@ -128,6 +129,14 @@ async def read_entries_async(
     if isinstance(source, SourceBase):
         return await source.read_entries_async(names, limit, exact_sizes=exact_sizes)
     return await asyncio.to_thread(_entries_from_read, source, names, limit)
+
+
+def read_folder(source: BootstrapSource, folder: str, limit: int) -> Reading:
+    """The files below ``folder`` of any source (see :meth:`SourceBase.read_folder`); a plain
+    :class:`BootstrapSource` cannot list, so it has none."""
+    if isinstance(source, SourceBase):
+        return source.read_folder(folder, limit)
+    return Reading(source.location, {})
 
 
 def by_content(reading: Reading, since: Validators | None, tag: Hashable | None = None) -> Changes:
