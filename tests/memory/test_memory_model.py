@@ -395,4 +395,4 @@ def test_memory_filesystem() -> None:
 @pytest.mark.slow
 def test_s3(request: pytest.FixtureRequest) -> None:
     new_bucket, options = request.getfixturevalue("new_bucket"), request.getfixturevalue("s3_options")
-    _run(lambda: s3_home(new_bucket(), options), examples=10)
+    _run(lambda: s3_home(new_bucket(), options), examples=8)
