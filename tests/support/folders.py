@@ -42,7 +42,7 @@ def exercise_compare_and_swap_rename(store: Any, raw_put: RawPut) -> None:
     delete fails, the copy is taken back, and the rename starts over with the edit."""
     source = store.file("memory/race.md")
     source.update(_write(b"first\n"))
-    real_delete_if = source._delete_if
+    real_delete_if = source.delete_at
     versions: list[str] = []
 
     def edited_in_between(version: str) -> bool:
@@ -52,7 +52,7 @@ def exercise_compare_and_swap_rename(store: Any, raw_put: RawPut) -> None:
         result: bool = real_delete_if(version)
         return result
 
-    source._delete_if = edited_in_between
+    source.delete_at = edited_in_between
     assert source.rename("memory/moved.md") == "renamed"
     assert len(versions) == 2
     assert source.read() is None

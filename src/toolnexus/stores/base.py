@@ -1,22 +1,21 @@
 """What every store shares: the edit plan, the store protocol, per-process locks, and the
 compare-and-swap retry loop that S3, Azure Blob and GCS stores run over their own conditions —
 exactly once, also when a write's answer is lost (see :mod:`.lineage`) — and what a store offers
-beyond one file (:class:`FolderStore`: the topic files of ``memory/``)."""
+beyond one file (:class:`.folders.FolderStore`: the topic files of ``memory/``)."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Protocol
 
-from toolnexus._fs import fsspec_files
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, describe, detail, read_error
+from toolnexus.stores.folders import FolderStore, Moved, fsspec_listing, rename_by_copy, storage_action
 from toolnexus.stores.lineage import Stored, applied, lineage_after, new_edit_id
 
 __all__ = [
@@ -30,9 +29,7 @@ __all__ = [
     "Moved",
     "Plan",
     "Stored",
-    "fsspec_listing",
     "process_lock",
-    "storage_action",
     "storage_error",
 ]
 
@@ -79,35 +76,6 @@ class MemoryStore(Protocol):
     def update(self, plan: Plan) -> Change: ...
 
 
-#: How a rename ended: done, no such file, or the destination already exists (nothing moved).
-Moved: TypeAlias = Literal["renamed", "missing", "exists"]
-
-
-class FolderStore(MemoryStore, Protocol):
-    """A store that also reaches the other files of its home — what topic files need. Every
-    built-in store is one; a store of your own without these methods still serves MEMORY.md and
-    USER.md.
-
-    ``name`` may hold folders (``memory/projects/aster.md``); a write makes missing folders.
-    """
-
-    def file(self, name: str) -> FolderStore:
-        """The store of another file of the same home, with the same guarantees."""
-        ...
-
-    def listing(self, folder: str) -> dict[str, int]:
-        """Every file below ``folder`` (hidden names left out): ``{path relative to the home: size}``."""
-        ...
-
-    def remove(self) -> bool:
-        """Delete the file; ``False`` if it was not there."""
-        ...
-
-    def rename(self, name: str) -> Moved:
-        """Move the file to ``name`` in the same home, never over an existing file."""
-        ...
-
-
 _process_locks: dict[str, threading.Lock] = {}
 _process_locks_guard = threading.Lock()
 
@@ -124,36 +92,8 @@ def _pause(attempt: int) -> None:
     time.sleep(random.uniform(0, min(_BACKOFF_MAX, _BACKOFF_BASE * 2**attempt)))
 
 
-def _busy(what: str) -> BootstrapError:
-    error = BootstrapError(f"{what} every one of {MAX_ATTEMPTS} attempts (other writers are busy); try again")
-    error.errno = errno.EBUSY
-    return error
-
-
 def storage_error(cause: BaseException, location: str, name: str, action: str) -> OSError:
     return read_error(cause, location, name, action=action)
-
-
-@contextlib.contextmanager
-def storage_action(fs: Any, location: str, name: str, action: str, *paths: str) -> Iterator[None]:
-    """Any failure inside becomes the error naming the file and the location; the filesystem's
-    listing cache of ``paths`` is dropped afterwards, whatever happened."""
-    try:
-        yield
-    except Exception as error:
-        raise storage_error(error, location, name, action) from error
-    finally:
-        for path in paths:
-            fs.invalidate_cache(path)
-
-
-def fsspec_listing(home: Any, folder: str) -> dict[str, int]:
-    """The files below ``folder`` of an fsspec home, by path relative to the home: fresh, no hidden names."""
-    try:
-        files = fsspec_files(home.fs, home.path_of(folder))
-    except Exception as error:
-        raise storage_error(error, home.location, folder, "list") from error
-    return {f"{folder}/{path}": size for path, size in files.items()}
 
 
 class CompareAndSwapStore:
@@ -331,36 +271,15 @@ class CompareAndSwapStore:
             return True
 
     def rename(self, name: str) -> Moved:
-        """Copy to ``name`` (must not exist), then delete the original *at the version copied*.
-
-        If the original changed in between, the copy is taken back (when it still holds exactly
-        what was copied) and the rename starts over, so an edit made meanwhile is never lost. A
-        reader between the two steps sees both files, never neither.
-        """
+        """Copy to ``name`` (must not exist), then delete the original *at the version copied*
+        (see :func:`.folders.rename_by_copy`), checking first that the server enforces that."""
         self.probe(self)
         if self.delete_probe is not None:
             self.delete_probe(self)
-        target = self.file(name)
         with self._lock:
-            for attempt in range(MAX_ATTEMPTS):
-                data, version = self.read_versioned()
-                if data is None or version is None:
-                    return "missing"
-                if len(data) >= READ_LIMIT:
-                    raise BootstrapError(
-                        f"cannot rename {self.name} in {self.location}: it is over "
-                        f"{MAX_BOOTSTRAP_FILE_BYTES} bytes (written outside memory_tool)"
-                    )
-                if not target.put_if(data, None):
-                    return "exists"
-                if self._delete_if(version):
-                    return "renamed"
-                copied, copy_version = target.read_versioned()
-                if copied == data and copy_version is not None:
-                    target._delete_if(copy_version)
-                _pause(attempt)
-        raise _busy(f"cannot rename {self.name} in {self.location} to {name}: it was edited during")
+            return rename_by_copy(self, self.file(name), MAX_ATTEMPTS, _pause)
 
-    def _delete_if(self, version: str) -> bool:
+    def delete_at(self, version: str) -> bool:
+        """:meth:`delete_if` on this file, a failure naming it."""
         with storage_action(self.fs, self.location, self.name, "delete", self.path):
             return self.delete_if(self.path, version)

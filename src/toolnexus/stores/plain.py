@@ -16,11 +16,10 @@ from toolnexus.stores.base import (
     Change,
     Moved,
     Plan,
-    fsspec_listing,
     process_lock,
-    storage_action,
     storage_error,
 )
+from toolnexus.stores.folders import fsspec_listing, storage_action
 
 __all__ = ["FsspecStore"]
 
