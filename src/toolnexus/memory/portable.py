@@ -1,16 +1,16 @@
 """``memory_tool``: the opt-in built-in that lets a persona keep durable notes in its own home —
-MEMORY.md (what it has learned) and USER.md (who its user is).
+MEMORY.md (what it has learned), USER.md (who its user is) and topic files in ``memory/``.
 
 The model calls one tool, ``memory``, with a ``command`` (view / append / replace / remove, after
-Letta's core-memory and Anthropic's memory tool) and a ``target`` (``"memory"``, the default, or
-``"user"``). Claude models may instead use Anthropic's built-in memory commands on
-``/memories/…`` paths (:mod:`.memory_native`); the same call runs either. Mistakes the model can
-fix come back as ``"error: …"`` text telling it what to do; storage failures raise, like
-``compose_soul``'s. Edits are planned purely (:mod:`.memory_text`); :mod:`.stores` makes each
-read-plan-write indivisible on its backend, or refuses. The soul a session was composed with never
-changes; the next ``compose_soul`` shows the edits.
+Letta's core-memory and Anthropic's memory tool), a ``target`` (``"memory"``, the default, or
+``"user"``) or a ``file`` (a topic file). Claude models may instead use Anthropic's built-in memory
+commands on ``/memories/…`` paths (:mod:`.native`); the same call runs either. Every answer is a
+:class:`~toolnexus.agents.ToolReply`: mistakes the model can fix have ``is_error`` set (and, here,
+start with ``error:``); storage failures raise, like ``compose_soul``'s. Edits are planned purely
+(:mod:`.edits`); :mod:`toolnexus.stores` makes each read-plan-write indivisible on its backend, or
+refuses. The soul a session was composed with never changes; the next ``compose_soul`` shows the
+edits.
 """
-
 from __future__ import annotations
 
 import asyncio
