@@ -11,6 +11,7 @@ start with ``error:``); storage failures raise, like ``compose_soul``'s. Edits a
 refuses. The soul a session was composed with never changes; the next ``compose_soul`` shows the
 edits.
 """
+
 from __future__ import annotations
 
 import asyncio
