@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import budgets, cache, fleet, layers, local, prompt_cache, remote
+from benchmarks import budgets, cache, engines, fleet, layers, local, prompt_cache, remote
 from benchmarks.harness import MIB, Row, table, write_json
 from benchmarks.plot import plot_scaling
 from benchmarks.servers import s3_environment
@@ -36,6 +36,7 @@ class Plan:
     short_latency: float
     persona_counts: list[int]
     sizes: list[int]
+    engine_calls: int = 20
 
 
 FULL = Plan(
@@ -75,6 +76,15 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
     if only == "budgets":
         step("budgets")
         return budgets.targets(work, plan.rounds, plan.local_calls), {}
+    if only == "engines":  # issue 22's rows alone (moto and the proxy as for every S3 row)
+        with s3_environment() as s3:
+            step("engines: CPU per composition")
+            engine_rows = engines.target_cpu(s3, plan.rounds, plan.engine_calls)
+            step("engines: fleet")
+            engine_rows += engines.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency)
+            step("engines: memory edits")
+            engine_rows.append(engines.target_memory_edits(s3))
+        return engine_rows, {}
     step("prompt cache: a 20,000-token soul against loopback providers")
     rows: list[Row] = prompt_cache.target_prompt_cache(work)
     if only == "prompt-cache":
@@ -103,6 +113,10 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
         rows += cache.target_cache_s3(s3, plan.rounds, plan.latency)
         step("S3: fleets")
         rows += fleet.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency, plan.fleet_counts)
+        step("S3: engines")
+        rows += engines.target_cpu(s3, plan.rounds, plan.engine_calls)
+        rows += engines.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency)
+        rows.append(engines.target_memory_edits(s3))
     step("scaling")
     scaling_rows, curves = local.scaling(work, plan.rounds, plan.persona_counts, plan.sizes)
     rows += scaling_rows
@@ -115,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where to write")
     parser.add_argument(
         "--only",
-        choices=["budgets", "prompt-cache"],
-        help="run one group of targets (issue 19's budgets, issue 20's prompt cache)",
+        choices=["budgets", "prompt-cache", "engines"],
+        help="run one group of targets (issue 19's budgets, issue 20's prompt cache, issue 22's engines)",
     )
     args = parser.parse_args(argv)
     logging.getLogger("toolnexus").setLevel(logging.ERROR)  # truncation warnings are expected here

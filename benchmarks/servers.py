@@ -59,12 +59,16 @@ def _keep_object_bytes_in_memory() -> None:
 
 
 def serve_moto() -> None:
-    """The moto child: moto's S3 application on 127.0.0.1, until stdin closes."""
+    """The moto child: moto's S3 application on 127.0.0.1, until stdin closes. Racing conditional
+    PUTs are decided atomically, as S3 decides them (``linearizable_puts``: the memory-edit rows)."""
+    from tests.support.s3 import linearizable_puts  # noqa: PLC0415
+
     _keep_object_bytes_in_memory()
-    server = start_moto_server()
-    print(server.endpoint_url, flush=True)
-    sys.stdin.read()  # until the parent closes our stdin
-    server.stop()
+    with linearizable_puts():
+        server = start_moto_server()
+        print(server.endpoint_url, flush=True)
+        sys.stdin.read()  # until the parent closes our stdin
+        server.stop()
 
 
 def serve_proxy(upstream: str, port: int, authkey: str) -> None:

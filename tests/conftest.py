@@ -42,11 +42,17 @@ botocore.session.create_loader = functools.cache(botocore.loaders.create_loader)
 #: Tests using one of these fixtures (directly or through another fixture) get the marker.
 MARKER_BY_FIXTURE = {"moto_server": "s3"}
 #: Fixtures that start an Azure or GCS emulator: their tests get the ``emulators`` marker.
-EMULATOR_FIXTURES = frozenset({"azurite", "gcs_emulator", "fake_gcs_server"})
+EMULATOR_FIXTURES = frozenset({"azurite", "gcs_emulator", "fake_gcs_server", "gcs_xml"})
 #: A test with a parameter equal to one of these names (``backend``, or the ``home`` fixture's
 #: param: ``tests.support.homes.make_home`` fetches the fixtures at run time, invisible to
 #: collection) gets the marker too.
-MARKER_BY_BACKEND = {"s3": "s3", "azure": "emulators", "gcs": "emulators"}
+MARKER_BY_BACKEND = {
+    "s3": "s3",
+    "azure": "emulators",
+    "gcs": "emulators",
+    "obstore_azure": "emulators",  # tests.support.backends.EMULATED
+    "obstore_gcs": "emulators",
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -141,11 +147,12 @@ def backends(
     moto_server: MotoServer,
     s3_options: dict[str, Any],
     new_bucket: Callable[[], str],
+    request: pytest.FixtureRequest,
 ) -> Any:
     """``tests.support.backends.Backends``: one persona written into every backend the library reads."""
     from tests.support.backends import Backends  # noqa: PLC0415  (Hypothesis and upath: only its users)
 
-    return Backends(tmp_path_factory.mktemp("homes"), moto_server, s3_options, new_bucket())
+    return Backends(tmp_path_factory.mktemp("homes"), moto_server, s3_options, new_bucket(), request)
 
 
 @pytest.fixture
@@ -168,6 +175,17 @@ def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
 def via_proxy(proxy: S3Proxy) -> dict[str, Any]:
     """s3fs storage options that go through ``proxy`` (no instance shared with other tests)."""
     return s3_storage_options(proxy.endpoint_url, skip_instance_cache=True)
+
+
+@pytest.fixture(params=["fsspec", "obstore"])
+def engine_via_proxy(proxy: S3Proxy, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """``compose_soul``'s keyword arguments through ``proxy``, once per engine: the request plan
+    a test asserts holds for fsspec's engine (s3fs) and obstore's alike."""
+    if request.param == "fsspec":
+        return {"storage_options": s3_storage_options(proxy.endpoint_url, skip_instance_cache=True)}
+    from tests.support.obstore import s3_options  # noqa: PLC0415
+
+    return {"storage_options": s3_options(proxy.endpoint_url), "engine": "obstore"}
 
 
 @pytest.fixture
@@ -213,6 +231,15 @@ def gcs_emulator() -> Iterator[Any]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_xml(fake_gcs_server: Any) -> Iterator[Any]:
+    """GCS's XML API in front of fake-gcs-server, for obstore (``tests/support/gcs_xml.py``)."""
+    from tests.support.gcs_xml import GcsXmlGateway  # noqa: PLC0415
+
+    with GcsXmlGateway(fake_gcs_server.endpoint_url) as gateway:
+        yield gateway
 
 
 @pytest.fixture(scope="session")

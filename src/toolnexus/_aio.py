@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["await_on_loop", "run_on_loop"]
+__all__ = ["await_on_loop", "run_on_loop", "run_sync"]
 
 T = TypeVar("T")
 
@@ -30,3 +30,15 @@ async def await_on_loop(fs: Any, coroutine: Coroutine[Any, Any, T]) -> T:
     if getattr(fs, "asynchronous", False):
         return await coroutine
     return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, fs.loop))
+
+
+def run_sync(function: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
+    """Run a coroutine function to completion from sync code, on fsspec's I/O loop thread.
+
+    For clients that are not fsspec filesystems (obstore) but whose batches must still run
+    concurrently from sync code: one loop thread for the process, not a loop per call, and safe
+    to call from inside a running event loop (the caller's loop is never the one used)."""
+    from fsspec.asyn import get_loop, sync  # noqa: PLC0415  (fsspec is imported on first remote use)
+
+    result: T = sync(get_loop(), function, *args, **kwargs)
+    return result

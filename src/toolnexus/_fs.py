@@ -12,6 +12,8 @@ import stat
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
+from toolnexus._object_store import object_store_status
+
 __all__ = [
     "FOLDER_DEPTH",
     "fsspec_files",
@@ -56,10 +58,13 @@ def read_capped(fd: int, limit: int) -> tuple[bytes | None, int | None]:
 def is_empty_range_error(result: BaseException) -> bool:
     """A read of bytes ``[0, n)`` answered with HTTP 416: the object is empty. Each client spells
     it its own way: s3fs raises ``OSError(EINVAL, "…not satisfiable")``; azure-storage-blob an
-    error with ``status_code`` 416 (``InvalidRange``); aiohttp (HTTP) ``status``, gcsfs ``code``."""
+    error with ``status_code`` 416 (``InvalidRange``); aiohttp (HTTP) ``status``, gcsfs ``code``;
+    obstore only in its message (:func:`toolnexus._object_store.object_store_status`)."""
     if isinstance(result, OSError) and result.errno == errno.EINVAL and "satisfiable" in str(result):
         return True
-    return any(getattr(result, field, None) == 416 for field in ("status_code", "status", "code"))
+    if any(getattr(result, field, None) == 416 for field in ("status_code", "status", "code")):
+        return True
+    return object_store_status(result) == 416
 
 
 def stat_validator(info: os.stat_result, trusted_before_ns: int) -> Hashable | None:

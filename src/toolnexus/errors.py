@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import errno as errno_codes
 
+from toolnexus._object_store import object_store_error
+
 __all__ = ["BootstrapError", "describe", "detail", "location_error", "read_error"]
 
 
@@ -50,8 +52,10 @@ def read_error(cause: BaseException, location: str, name: str | None, *, action:
 
     Raise it ``from cause``. Access denied stays a :class:`PermissionError`; a
     :class:`BootstrapError` passes through; anything else becomes a :class:`BootstrapError`.
-    All name the file and the location.
+    All name the file and the location. A client's own errors are mapped first (obstore's, by
+    :func:`toolnexus._object_store.object_store_error`).
     """
+    cause = object_store_error(cause)
     if isinstance(cause, BootstrapError):
         return cause
     subject = describe(location, name)

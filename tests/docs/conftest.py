@@ -8,6 +8,8 @@ configuration files, whose ``default`` and ``prod`` profiles name moto's endpoin
 (copies of ``examples/aster``), ``team-base/`` and ``agents/{aster,brio}/`` (its files split into
 layers), ``bundles/aster.zip`` (``write_bundle``'s flat form) and ``bundles/aster-folder.zip`` (the
 single-folder form, readable anonymously). s3fs's instance cache is cleared after each block.
+A block that also mentions ``obstore`` reaches moto the way obstore finds S3: its ``AWS_*``
+environment variables (obstore reads no profiles), set by ``aws_obstore``.
 """
 
 from __future__ import annotations
@@ -91,6 +93,21 @@ def aws(
         yield {**aws_files, "endpoint_url": moto_server.endpoint_url}
     finally:
         s3fs.S3FileSystem.clear_instance_cache()
+
+
+@pytest.fixture
+def aws_obstore(aws: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """``aws``, plus the environment obstore reads its S3 configuration from, leading to moto."""
+    variables = {
+        "AWS_ENDPOINT_URL": aws["endpoint_url"],
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+        "AWS_ALLOW_HTTP": "true",
+    }
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    return aws
 
 
 @pytest.fixture

@@ -44,8 +44,11 @@ def _unmarked(lang: str, *, transcript: bool | None = None) -> Any:
 
 
 def aws_for(block: Snippet, request: pytest.FixtureRequest) -> dict[str, str] | None:
-    """The ``aws`` fixture (my-bucket filled, AWS configuration leading to moto) if the block needs it."""
-    return request.getfixturevalue("aws") if block.needs_s3 else None
+    """The ``aws`` fixture (my-bucket filled, AWS configuration leading to moto) if the block needs
+    it; ``aws_obstore`` (obstore's environment too) if it uses obstore."""
+    if not block.needs_s3:
+        return None
+    return request.getfixturevalue("aws_obstore" if "obstore" in block.code else "aws")
 
 
 def steps_of(block: Snippet) -> list[tuple[str, str]]:

@@ -26,7 +26,7 @@ def backends_sharing_clients(backends: Backends) -> Backends:
     the cost, and each example writes its own prefix, so nothing cached can go stale. Every other
     test here, and every other S3 test, builds a fresh client per call."""
     options = {**backends.s3_options, "skip_instance_cache": False}
-    return Backends(backends.tmp, backends.moto, options, backends.bucket)
+    return Backends(backends.tmp, backends.moto, options, backends.bucket, backends.request)
 
 
 @settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

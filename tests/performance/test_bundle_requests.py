@@ -1,7 +1,8 @@
 """Zip bundles on S3, request by request: one suffix-range GET for a small bundle; the tail, then
 every needed member concurrently for a larger one; ``If-Match`` pins the version.
 
-Everything goes through the counting proxy: exact requests, ranges and conditional headers.
+Everything goes through the counting proxy: exact requests, ranges and conditional headers —
+on both engines (``engine_via_proxy``): s3fs's and obstore's clients follow the same plan.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.support import MotoServer, ProxyRequest, S3Proxy, Status, put_objects
+from tests.support.obstore import keyed
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
 from toolnexus.soul.bundling import bundle_bytes
 from toolnexus.sources.s3_bundle import MEMBER_SLACK, TAIL_BYTES
@@ -45,13 +47,13 @@ def local_soul(data: bytes, tmp_path: Any) -> tuple[str, list[str]]:
 
 
 def test_small_bundle_is_one_suffix_range_get(
-    proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]], tmp_path: Any
+    proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]], tmp_path: Any
 ) -> None:
     name, put = bucket
     data = bundle_bytes(PERSONA)
     assert len(data) <= TAIL_BYTES
     put({"aster.zip": data})
-    soul, found = compose_soul(f"s3://{name}/aster.zip", storage_options=via_proxy)
+    soul, found = compose_soul(f"s3://{name}/aster.zip", **engine_via_proxy)
     assert (soul, found) == local_soul(data, tmp_path)
     (request,) = proxy.requests
     assert (request.method, request.range_header, request.response_status) == ("GET", TAIL, 206)
@@ -59,23 +61,23 @@ def test_small_bundle_is_one_suffix_range_get(
 
 
 def test_chained_url_to_a_small_bundle_is_one_request(
-    proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
 ) -> None:
     name, put = bucket
     put({"a.zip": scattered(PERSONA, 0, 0)})
-    _, found = compose_soul(f"zip://aster::s3://{name}/a.zip", storage_options={"s3": via_proxy})
+    _, found = compose_soul(f"zip://aster::s3://{name}/a.zip", **keyed(engine_via_proxy, "s3"))
     assert found == list(BOOTSTRAP_ORDER[:6])
     assert [(r.method, r.range_header) for r in proxy.requests] == [("GET", TAIL)]
 
 
 def test_large_bundle_is_the_tail_then_the_members_together_never_the_assets(
-    proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]], tmp_path: Any
+    proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]], tmp_path: Any
 ) -> None:
     name, put = bucket
     data = scattered(PERSONA, assets=2, asset_size=1 * MIB)
     put({"aster.zip": data})
     proxy.latency = 0.3  # long enough that requests issued together are seen together
-    soul, found = compose_soul(f"s3://{name}/aster.zip", storage_options=via_proxy)
+    soul, found = compose_soul(f"s3://{name}/aster.zip", **engine_via_proxy)
     assert (soul, found) == local_soul(data, tmp_path)
     tail, *members = proxy.requests
     assert (tail.method, tail.range_header) == ("GET", TAIL)
@@ -101,7 +103,7 @@ def test_large_bundle_is_the_tail_then_the_members_together_never_the_assets(
 
 def test_bundle_replaced_between_tail_and_members_is_read_again_never_mixed(
     proxy: S3Proxy,
-    via_proxy: dict[str, Any],
+    engine_via_proxy: dict[str, Any],
     bucket: tuple[str, Callable[..., None]],
     moto_server: MotoServer,
     tmp_path: Any,
@@ -118,7 +120,7 @@ def test_bundle_replaced_between_tail_and_members_is_read_again_never_mixed(
         return False  # never a fault: the request goes on to meet the new object
 
     proxy.add_fault(replace_before_members, Status(500))
-    soul, found = compose_soul(f"s3://{name}/aster.zip", storage_options=via_proxy)
+    soul, found = compose_soul(f"s3://{name}/aster.zip", **engine_via_proxy)
     assert (soul, found) == local_soul(replacement, tmp_path)
     statuses = [(r.range_header == TAIL, r.response_status) for r in proxy.requests]
     assert statuses[:3] == [(True, 206), (False, 412), (True, 206)]
@@ -126,25 +128,25 @@ def test_bundle_replaced_between_tail_and_members_is_read_again_never_mixed(
 
 
 def test_missing_bundle_is_no_such_home(
-    via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
 ) -> None:
     name, _ = bucket
     with pytest.raises(FileNotFoundError, match="no such persona home"):
-        compose_soul(f"s3://{name}/nobody.zip", storage_options=via_proxy)
+        compose_soul(f"s3://{name}/nobody.zip", **engine_via_proxy)
 
 
 def test_empty_object_named_zip_is_not_a_bundle(
-    via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
 ) -> None:
     name, put = bucket
     put({"empty.zip": b""})
     with pytest.raises(NotADirectoryError):
-        compose_soul(f"s3://{name}/empty.zip", storage_options=via_proxy)
+        compose_soul(f"s3://{name}/empty.zip", **engine_via_proxy)
 
 
 def test_folder_named_zip_is_still_a_home(
-    via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
 ) -> None:
     name, put = bucket
     put({"odd.zip/SOUL.md": b"A folder, not a bundle."})
-    assert compose_soul(f"s3://{name}/odd.zip", storage_options=via_proxy)[1] == ["SOUL.md"]
+    assert compose_soul(f"s3://{name}/odd.zip", **engine_via_proxy)[1] == ["SOUL.md"]

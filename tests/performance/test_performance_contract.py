@@ -33,12 +33,12 @@ def listings(proxy: S3Proxy) -> int:
 
 
 def test_s3_home_is_one_ranged_get_per_name_all_in_flight_together(
-    proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
 ) -> None:
     name, put = bucket
     put({f"aster/{n}": data for n, data in PERSONA.items()})
     with proxy.gathering(7):  # held in the proxy until all 7 are in flight (if they ever are)
-        _, found = compose_soul(f"s3://{name}/aster", storage_options=via_proxy)
+        _, found = compose_soul(f"s3://{name}/aster", **engine_via_proxy)
     assert found == list(BOOTSTRAP_ORDER[:6])
     requests = proxy.requests
     assert len(requests) == 7
@@ -50,11 +50,11 @@ def test_s3_home_is_one_ranged_get_per_name_all_in_flight_together(
 
 
 def test_s3_home_without_bootstrap_files_costs_one_listing_more(
-    proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
 ) -> None:
     name, put = bucket
     put({"quiet/notes.txt": b"not a bootstrap file"})
-    assert compose_soul(f"s3://{name}/quiet", storage_options=via_proxy) == ("", [])
+    assert compose_soul(f"s3://{name}/quiet", **engine_via_proxy) == ("", [])
     assert proxy.count() == 8
     assert proxy.count("HEAD") == 0
     assert listings(proxy) == 1
@@ -62,11 +62,11 @@ def test_s3_home_without_bootstrap_files_costs_one_listing_more(
 
 
 def test_s3_large_object_transfers_at_most_cap_plus_slack(
-    proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
 ) -> None:
     name, put = bucket
     put({"big/AGENTS.md": b"x" * (8 * MIB)})
-    soul, found = compose_soul(f"s3://{name}/big", storage_options=via_proxy)
+    soul, found = compose_soul(f"s3://{name}/big", **engine_via_proxy)
     assert found == ["AGENTS.md"]
     assert soul.endswith("[truncated: exceeds 2 MB bootstrap cap]")
     assert proxy.bytes_sent <= CAP + 256 * KIB
@@ -85,12 +85,12 @@ def _bundle(files: dict[str, bytes], asset: int) -> bytes:
 
 
 def test_s3_bundle_fetches_directory_and_members_not_the_asset(
-    proxy: S3Proxy, via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
 ) -> None:
     name, put = bucket
     data = _bundle(PERSONA, 12 * MIB)
     put({"aster.zip": data})
-    _, found = compose_soul(f"s3://{name}/aster.zip", storage_options=via_proxy)
+    _, found = compose_soul(f"s3://{name}/aster.zip", **engine_via_proxy)
     assert found == list(BOOTSTRAP_ORDER[:6])
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         directory = len(data) - archive.start_dir

@@ -79,7 +79,8 @@ def start_fake_gcs_server(*, timeout: float = 30) -> GcsServer:
     url = f"http://127.0.0.1:{port}"
     command = [
         str(_fake_gcs_binary()), "-scheme", "http", "-backend", "memory", "-host", "127.0.0.1",
-        "-port", str(port), "-external-url", url, "-log-level", "error",
+        "-port", str(port), "-external-url", url, "-public-host", f"127.0.0.1:{port}",
+        "-log-level", "error",
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -14,11 +14,13 @@ def appends_per_process(stress: bool) -> int:
     return 50 if stress else 25
 
 
-def _append_notes(location: str, options: dict[str, Any], writer: int, count: int, start: Any) -> None:
+def _append_notes(
+    location: str, options: dict[str, Any], writer: int, count: int, start: Any, *, engine: str
+) -> None:
     """Append ``count`` distinct notes once every writer is ready; any reply but "ok" fails."""
     from toolnexus.agents import memory_tool  # noqa: PLC0415
 
-    tool = memory_tool(location, storage_options=options)
+    tool = memory_tool(location, storage_options=options, engine=engine)
     start.wait()
     for index in range(count):
         reply = tool.tool(command="append", content=f"note {writer}-{index}")
@@ -26,12 +28,19 @@ def _append_notes(location: str, options: dict[str, Any], writer: int, count: in
             raise AssertionError(reply)
 
 
-def append_from_processes(location: str, options: dict[str, Any], writers: int, count: int) -> list[int]:
-    """Run ``writers`` spawned processes appending ``count`` notes each; their exit codes."""
+def append_from_processes(
+    location: str, options: dict[str, Any], writers: int, count: int, engine: str = "fsspec"
+) -> list[int]:
+    """Run ``writers`` spawned processes appending ``count`` notes each (through ``engine``);
+    their exit codes."""
     context = multiprocessing.get_context("spawn")
     start = context.Barrier(writers)
     processes = [
-        context.Process(target=_append_notes, args=(location, options, writer, count, start))
+        context.Process(
+            target=_append_notes,
+            args=(location, options, writer, count, start),
+            kwargs={"engine": engine},
+        )
         for writer in range(writers)
     ]
     for process in processes:

@@ -34,7 +34,7 @@ from toolnexus.soul.bundling import write_bundle
 from toolnexus.soul.cache import SoulCache
 from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
 from toolnexus.soul.reading import BootstrapFile, read_bootstrap_file
-from toolnexus.sources import BootstrapSource, DictSource, LayeredSource, SourceBase
+from toolnexus.sources import BootstrapSource, DictSource, LayeredSource, ObstoreSource, SourceBase
 
 __all__ = [
     "BOOTSTRAP_ORDER",
@@ -55,6 +55,7 @@ __all__ = [
     "MemoryTool",
     "ModelError",
     "ModelReply",
+    "ObstoreSource",
     "OpenAIChatModel",
     "RunResult",
     "Session",

@@ -40,10 +40,12 @@ def _notes(where: str, report: FileReport) -> list[str]:
     return notes
 
 
-def view(homes: Sequence[str], name: str, storage_options: dict[str, Any] | None) -> int:
+def view(
+    homes: Sequence[str], name: str, storage_options: dict[str, Any] | None, engine: str = "fsspec"
+) -> int:
     """Print ``name`` from the home (several: layers, base first); exit status 0 when readable."""
     home = homes[0] if len(homes) == 1 else list(homes)
-    found = read_bootstrap_file(home, name, storage_options=storage_options)
+    found = read_bootstrap_file(home, name, storage_options=storage_options, engine=engine)
     if found is None:
         where = " + ".join(homes) if isinstance(home, list) else homes[0]
         _say(f"no {name} in {where} (no notes yet)")

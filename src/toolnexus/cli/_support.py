@@ -172,6 +172,10 @@ class _StorageOption(argparse.Action):
         setattr(namespace, self.dest, options)
 
 
+#: ``--engine`` choices: how object-store URLs are reached.
+ENGINES = ("fsspec", "obstore")
+
+
 def location_options(*, symlinks: bool = True, dest: str = "storage_options") -> argparse.ArgumentParser:
     """A parent parser with the options location subcommands share (``symlinks``: reading ones;
     ``dest``: where ``-o`` collects, for a nested parser that must not overwrite its parent's)."""
@@ -184,6 +188,14 @@ def location_options(*, symlinks: bool = True, dest: str = "storage_options") ->
         metavar="KEY=VALUE",
         help="storage option for fsspec (repeatable); dots nest: -o s3.KEY=VALUE keys it to the s3 hop "
         "of a chained URL; VALUE is parsed as JSON where it parses, else kept as a string",
+    )
+    group.add_argument(
+        "--engine",
+        choices=ENGINES,
+        # A nested parser's default would reset the value its parent parsed: it sets none.
+        default="fsspec" if dest == "storage_options" else argparse.SUPPRESS,
+        help="client for s3://, gs:// and az:// URLs: fsspec (default) or obstore (less CPU; "
+        "pip install 'toolnexus[obstore]'); -o then takes obstore's options",
     )
     if symlinks:
         group.add_argument(
@@ -199,6 +211,7 @@ def location_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "storage_options": args.storage_options,
         "follow_external_symlinks": args.follow_external_symlinks,
+        "engine": args.engine,
     }
 
 

@@ -94,6 +94,7 @@ def _agent(args: argparse.Namespace) -> Agent:
         max_turns=args.max_turns,
         single_writer=args.single_writer,
         **budget_kwargs(args),
+        engine=args.engine,
     )
 
 

@@ -103,7 +103,9 @@ def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | 
     name = TARGETS[args.target]
     home = homes[0] if len(homes) == 1 else homes
     try:
-        tool = memory_tool(home, storage_options=options, single_writer=args.single_writer)
+        tool = memory_tool(
+            home, storage_options=options, single_writer=args.single_writer, engine=args.engine
+        )
     except OSError as error:
         if error.errno != errno.EROFS:
             raise
@@ -130,13 +132,12 @@ def _run(args: argparse.Namespace) -> int:
     homes = [*(getattr(args, _LOWER_LAYERS, None) or []), args.location]
     options = _merged(args.storage_options, getattr(args, _LATE_OPTIONS, None))
     if args.action == "view" and args.json:
-        found = read_bootstrap_file(
-            homes[0] if len(homes) == 1 else homes, TARGETS[args.target], storage_options=options
-        )
+        home = homes[0] if len(homes) == 1 else homes
+        found = read_bootstrap_file(home, TARGETS[args.target], storage_options=options, engine=args.engine)
         emit_json({"action": "view", "ok": True, "reply": "" if found is None else found.text})
         return 0
     if args.action == "view":
-        return view(homes, TARGETS[args.target], options)
+        return view(homes, TARGETS[args.target], options, args.engine)
     return _edit(args, homes, options)
 
 

@@ -32,7 +32,7 @@ from toolnexus.memory.edits import CAP, PORTABLE, find_once, plan_edit, readable
 from toolnexus.memory.native import TOOL_TYPE, NativeMemory, is_native
 from toolnexus.memory.paths import MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
-from toolnexus.sources import resolve, writer_of
+from toolnexus.sources import DEFAULT_ENGINE, resolve, writer_of
 from toolnexus.stores import MEMORY_FILE, MemoryStore, Plan
 
 __all__ = ["USER_FILE", "MemoryTool", "memory_tool"]
@@ -248,6 +248,7 @@ def memory_tool(
     user: bool = True,
     single_writer: bool = False,
     max_view_chars: int = DEFAULT_VIEW_CHARS,
+    engine: str = DEFAULT_ENGINE,
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
@@ -268,9 +269,10 @@ def memory_tool(
     is checked to enforce them (a server that ignores them makes every edit raise
     :class:`BootstrapError`); another fsspec filesystem is refused now. ``single_writer=True`` is
     your word that only one process writes this home: writes are then plain, serialised only
-    within this process.
+    within this process. ``engine="obstore"`` writes with obstore's own conditional puts (the
+    same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused.
     """
-    source = resolve(dir, storage_options=storage_options, fs=fs)
+    source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)
     store = writer_of(source, MEMORY_FILE, single_writer=single_writer)
     user_store = writer_of(source, USER_FILE, single_writer=single_writer) if user else None
     return MemoryTool(store, user_store, max_view_chars=max_view_chars)

@@ -23,7 +23,7 @@ from toolnexus.runtime.messages import Model, ToolSpec
 from toolnexus.runtime.session import Session, SessionContext
 from toolnexus.runtime.tools import check_tool, declarations, run_blocking
 from toolnexus.soul.compose import compose_soul_parts_async
-from toolnexus.sources import BootstrapSource, resolve
+from toolnexus.sources import DEFAULT_ENGINE, BootstrapSource, resolve
 
 __all__ = ["HEARTBEAT_OK", "HEARTBEAT_PROMPT", "Agent", "AgentTool", "agent_from_dir"]
 
@@ -232,6 +232,7 @@ def agent_from_dir(
     budget: Budget | None = None,
     files: Iterable[str] | None = None,
     profile: str | None = None,
+    engine: str = DEFAULT_ENGINE,
 ) -> Agent:
     """An agent for the persona whose home is ``home`` — any location ``compose_soul`` accepts.
 
@@ -241,13 +242,14 @@ def agent_from_dir(
     memory tool (MEMORY.md and USER.md); the home must then be writable, checked here (a zip
     bundle or read-only filesystem raises :class:`BootstrapError` — pass ``memory=False``);
     ``single_writer`` goes to :func:`memory_tool` (for filesystems without conditional writes).
-    The home is resolved once, here: the memory tool and every session use that one source.
+    The home is resolved once, here (with ``engine``, as :func:`compose_soul`): the memory tool
+    and every session use that one source.
     The soul is not read here: every session composes it when it starts, from ``files`` or the
     ``profile``'s files (all by default), fitted to ``budget`` (see :func:`compose_soul`).
     """
     checked_budget(budget), select_names(files, profile)  # bad arguments fail before any I/O
     persona = name or _home_name(home)
-    source = resolve(home, storage_options=storage_options, fs=fs)
+    source = resolve(home, storage_options=storage_options, fs=fs, engine=engine)
     memory_builtin = None
     if memory:
         try:

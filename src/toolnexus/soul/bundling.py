@@ -27,7 +27,15 @@ from typing import Any
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error
 from toolnexus.soul.archives import BUNDLE_DATE_TIME, BUNDLE_FORMATS, archive_bytes, format_for, member_order
-from toolnexus.sources import Location, is_url, read_entries, read_folder, resolve, resolve_output
+from toolnexus.sources import (
+    DEFAULT_ENGINE,
+    Location,
+    is_url,
+    read_entries,
+    read_folder,
+    resolve,
+    resolve_output,
+)
 
 __all__ = ["BUNDLE_DATE_TIME", "BUNDLE_FORMATS", "MAX_BUNDLE_MEMBER_BYTES", "bundle_bytes", "write_bundle"]
 
@@ -45,9 +53,10 @@ def bundle_bytes(files: Mapping[str, bytes], format: str = "zip") -> bytes:
 
 
 def _read_home(
-    home: Location, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
+    home: Location, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool, engine: str
 ) -> dict[str, bytes]:
-    source = resolve(home, storage_options=storage_options, fs=fs, follow_external_symlinks=follow)
+    options = storage_options
+    source = resolve(home, storage_options=options, fs=fs, follow_external_symlinks=follow, engine=engine)
     reading = read_entries(source, BOOTSTRAP_ORDER, MAX_BUNDLE_MEMBER_BYTES)
     notes = read_folder(source, NOTES_FOLDER, MAX_BUNDLE_MEMBER_BYTES)
     files: dict[str, bytes] = {}
@@ -119,6 +128,7 @@ def write_bundle(
     force: bool = False,
     follow_external_symlinks: bool = False,
     format: str | None = None,
+    engine: str = DEFAULT_ENGINE,
 ) -> list[str]:
     """Write ``home``'s bootstrap files and topic files to the bundle ``out``; returns the
     names written.
@@ -137,7 +147,8 @@ def write_bundle(
     ``home`` is anything :func:`compose_soul` accepts (``fs=`` applies to it). ``out`` is a local
     path or a single fsspec URL (``s3://bucket/aster.zip``). ``storage_options`` go to every URL
     among ``home`` and ``out``; key them by protocol (``{"s3": {...}}``) where the two differ. An
-    existing ``out`` raises :class:`FileExistsError` unless ``force=True``.
+    existing ``out`` raises :class:`FileExistsError` unless ``force=True``. ``engine`` (as for
+    :func:`compose_soul`) reads ``home`` and writes ``out`` with that client.
     """
     out_path = os.fspath(out)
     kind = format_for(out_path, format)
@@ -145,10 +156,10 @@ def write_bundle(
     home_is_url = fs is None and is_url(home)
     if storage_options and not (out_is_url or home_is_url):
         raise TypeError(f"storage_options cannot apply: neither {home!r} nor {out_path!r} is a URL")
-    out_fs, out_fs_path = resolve_output(out_path, storage_options if out_is_url else None)
+    out_fs, out_fs_path = resolve_output(out_path, storage_options if out_is_url else None, engine)
     if out_fs is None:
         out_path = out_fs_path
-    files = _read_home(home, storage_options if home_is_url else None, fs, follow_external_symlinks)
+    files = _read_home(home, storage_options if home_is_url else None, fs, follow_external_symlinks, engine)
     data = archive_bytes(files, kind)
     try:
         if out_fs is None:

@@ -25,7 +25,14 @@ from toolnexus.composer.fitting import fitted_soul
 from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.soul.snapshot import LIMIT, Snapshot, advance
-from toolnexus.sources import BootstrapSource, cache_key, changed_since, changed_since_async, resolve
+from toolnexus.sources import (
+    DEFAULT_ENGINE,
+    BootstrapSource,
+    cache_key,
+    changed_since,
+    changed_since_async,
+    resolve,
+)
 
 __all__ = ["CacheStats", "SoulCache"]
 
@@ -143,10 +150,12 @@ class SoulCache:
         budget: Budget | None = None,
         files: Iterable[str] | None = None,
         profile: str | None = None,
+        engine: str = DEFAULT_ENGINE,
     ) -> tuple[str, list[str]]:
         """:func:`compose_soul`, revalidating what this cache holds for ``dir`` (per profile and
         budget: each combination is its own entry; files outside a profile are never read)."""
-        call = self._begin(dir, storage_options, fs, follow_external_symlinks, (budget, files, profile))
+        narrowing = (budget, files, profile)
+        call = self._begin(dir, storage_options, fs, follow_external_symlinks, narrowing, engine=engine)
         if not isinstance(call, _Pending):
             return call
         try:
@@ -165,10 +174,12 @@ class SoulCache:
         budget: Budget | None = None,
         files: Iterable[str] | None = None,
         profile: str | None = None,
+        engine: str = DEFAULT_ENGINE,
     ) -> tuple[str, list[str]]:
         """:meth:`compose_soul` for event loops: each source decides how it waits (S3 on s3fs's
-        own loop, the others in a worker thread)."""
-        call = self._begin(dir, storage_options, fs, follow_external_symlinks, (budget, files, profile))
+        own loop, the obstore engine on the caller's, the others in a worker thread)."""
+        narrowing = (budget, files, profile)
+        call = self._begin(dir, storage_options, fs, follow_external_symlinks, narrowing, engine=engine)
         if not isinstance(call, _Pending):
             return call
         try:
@@ -185,11 +196,13 @@ class SoulCache:
         fs: Any,
         follow: bool,
         narrowing: tuple[Budget | None, Iterable[str] | None, str | None],
+        *,
+        engine: str,
     ) -> tuple[str, list[str]] | _Pending:
         """The soul itself when ``max_age`` lets it be served without a request, else what to ask."""
         budget, files, profile = checked_budget(narrowing[0]), narrowing[1], narrowing[2]
         names = select_names(files, profile)
-        source, key = self._resolve(dir, storage_options, fs, follow)
+        source, key = self._resolve(dir, storage_options, fs, follow, engine)
         if budget is not None or names != BOOTSTRAP_ORDER:  # each narrowing is an entry of its own
             key = (key, names, budget)
         held = self._before(key)
@@ -198,18 +211,20 @@ class SoulCache:
         return _Pending(source, key, held, names, budget)
 
     def _resolve(
-        self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool
+        self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool, engine: str
     ) -> tuple[BootstrapSource, Hashable]:
         """The source and its cache key; an absolute path or URL given alone is resolved once."""
         memo: Hashable | None = None
         if storage_options is None and fs is None and isinstance(dir, str | PurePath):
             text = os.fspath(dir)
             if text.startswith("/") or "://" in text:  # a relative path follows the working folder
-                memo = (text, follow)
+                memo = (text, follow, engine)
                 known = self._sources.get(memo)
                 if known is not None:
                     return known
-        source = resolve(dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow)
+        source = resolve(
+            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
+        )
         resolved = (source, cache_key(source))
         if memo is not None:
             if len(self._sources) >= 2 * self.max_personas:

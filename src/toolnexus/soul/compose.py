@@ -22,6 +22,7 @@ from toolnexus.composer.rules import (
     compose_sections,
 )
 from toolnexus.sources import (
+    DEFAULT_ENGINE,
     BootstrapSource,
     Entry,
     Reading,
@@ -98,6 +99,7 @@ def compose_soul(
     budget: Budget | None = None,
     files: Iterable[str] | None = None,
     profile: str | None = None,
+    engine: str = DEFAULT_ENGINE,
 ) -> tuple[str, list[str]]:
     """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
 
@@ -114,13 +116,18 @@ def compose_soul(
     composes only those names, still in :data:`BOOTSTRAP_ORDER`; the others are never read.
     ``budget=Budget(per_file=20_000, total=60_000)`` fits the soul to a model after the rules
     (see :class:`Budget`); ``found`` then names the sections in the soul.
+
+    ``engine="obstore"`` reads ``s3://``, ``gs://`` and ``az://`` URLs with obstore's client
+    instead of fsspec's (same requests, less CPU; the extra ``obstore``); local paths and source
+    objects are read the same whatever the engine.
     """
     names, budget = select_names(files, profile), checked_budget(budget)
+    follow = follow_external_symlinks
     if cache is not None:
         options = {"storage_options": storage_options, "fs": fs, "budget": budget, "files": names}
-        return cache.compose_soul(dir, follow_external_symlinks=follow_external_symlinks, **options)
+        return cache.compose_soul(dir, follow_external_symlinks=follow, engine=engine, **options)
     source = resolve(
-        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
     read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES)
     if not isinstance(read, Reading):  # the hot path (local): plain bytes when nothing needs more
@@ -138,20 +145,21 @@ async def compose_soul_async(
     budget: Budget | None = None,
     files: Iterable[str] | None = None,
     profile: str | None = None,
+    engine: str = DEFAULT_ENGINE,
 ) -> tuple[str, list[str]]:
-    """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop.
+    """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop
+    (with ``engine="obstore"``, obstore's requests on the caller's loop).
 
     Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
-    pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}``.
+    pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}`` (fsspec's engine).
     """
     names, budget = select_names(files, profile), checked_budget(budget)
+    follow = follow_external_symlinks
     if cache is not None:
         options = {"storage_options": storage_options, "fs": fs, "budget": budget, "files": names}
-        return await cache.compose_soul_async(
-            dir, follow_external_symlinks=follow_external_symlinks, **options
-        )
+        return await cache.compose_soul_async(dir, follow_external_symlinks=follow, engine=engine, **options)
     source = resolve(
-        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
     return _soul(await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES), budget)
 
@@ -189,6 +197,7 @@ def inspect_soul(
     files: Iterable[str] | None = None,
     profile: str | None = None,
     on_error: Literal["raise", "report"] = "raise",
+    engine: str = DEFAULT_ENGINE,
 ) -> SoulReport:
     """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
 
@@ -205,8 +214,9 @@ def inspect_soul(
     return. A home that cannot be read at all still raises.
     """
     names, budget = select_names(files, profile), checked_budget(budget)
+    follow = follow_external_symlinks
     source = resolve(
-        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
     try:
         reading = read_entries(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)

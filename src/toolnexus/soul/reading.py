@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, FileReport, normalise_body
-from toolnexus.sources import Location, read_entries, resolve
+from toolnexus.sources import DEFAULT_ENGINE, Location, read_entries, resolve
 
 __all__ = ["BootstrapFile", "read_bootstrap_file"]
 
@@ -49,6 +49,7 @@ def read_bootstrap_file(
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
     follow_external_symlinks: bool = False,
+    engine: str = DEFAULT_ENGINE,
 ) -> BootstrapFile | None:
     """``name`` (one of ``BOOTSTRAP_ORDER``) from the home, or ``None`` when the home has none.
 
@@ -58,8 +59,9 @@ def read_bootstrap_file(
     """
     if name not in BOOTSTRAP_ORDER:
         raise ValueError(f"{name!r} is not a bootstrap file name (one of {', '.join(BOOTSTRAP_ORDER)})")
+    follow = follow_external_symlinks
     source = resolve(
-        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
     reading = read_entries(source, [name], MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     entry = reading.entries.get(name)

@@ -1,9 +1,11 @@
-"""Sources of bootstrap files, the registry of archive kinds, and :func:`resolve`.
+"""Sources of bootstrap files, the registry of archive kinds and engines, and :func:`resolve`.
 
 :func:`resolve` (in :mod:`.resolve`) is the one place a location becomes a source; which kind of
 bundle a file is, is decided by :mod:`.registry`. Each built-in archive kind and each backend
 (the protocol table: which source reads, writes and revalidates homes on a protocol, and which
 extra installs it) is registered below, one line each: a new one is a module plus a line here.
+So is each engine other than fsspec: ``engine="obstore"`` reads the object-store URLs through
+obstore's own client (:mod:`.obstore`, :mod:`.obstore_options`).
 """
 
 from __future__ import annotations
@@ -35,14 +37,21 @@ from toolnexus.sources.in_memory import InMemorySource
 from toolnexus.sources.layered import LayeredSource
 from toolnexus.sources.local import LocalSource
 from toolnexus.sources.mapping import DictSource
+from toolnexus.sources.obstore import ObstoreSource
+from toolnexus.sources.obstore_fsspec import ADAPTER, ADAPTER_PROTOCOLS, ObstoreFsspecSource
+from toolnexus.sources.obstore_options import PROTOCOLS, open_filesystem, open_output, open_url
 from toolnexus.sources.registry import (
+    DEFAULT_ENGINE,
     ArchiveFile,
     ArchiveKind,
     Backend,
+    Engine,
     archive_kinds,
     backend,
     backends,
+    engine,
     register_archive,
+    register_engine,
     register_filesystem_source,
 )
 from toolnexus.sources.resolve import Location, is_url, resolve, resolve_output, url_to_fs
@@ -50,6 +59,7 @@ from toolnexus.sources.s3 import S3Source, S3ZipBundle
 from toolnexus.sources.tar import TAR, TarSource
 
 __all__ = [
+    "DEFAULT_ENGINE",
     "NOT_MODIFIED",
     "ArchiveFile",
     "ArchiveKind",
@@ -59,6 +69,7 @@ __all__ = [
     "BundleSource",
     "Changes",
     "DictSource",
+    "Engine",
     "Entry",
     "EntrySourceBase",
     "FreshFile",
@@ -70,6 +81,8 @@ __all__ = [
     "LocalSource",
     "Location",
     "NotModified",
+    "ObstoreFsspecSource",
+    "ObstoreSource",
     "Reading",
     "S3Source",
     "S3ZipBundle",
@@ -83,6 +96,7 @@ __all__ = [
     "cache_key",
     "changed_since",
     "changed_since_async",
+    "engine",
     "is_url",
     "open_source",
     "read_entries",
@@ -91,6 +105,7 @@ __all__ = [
     "read_only",
     "read_prefixes",
     "register_archive",
+    "register_engine",
     "register_filesystem_source",
     "resolve",
     "resolve_output",
@@ -105,6 +120,8 @@ register_filesystem_source(("gs", "gcs"), GcsSource, extra="gcs")
 register_filesystem_source(("az", "abfs", "abfss"), AzureSource, extra="azure")
 register_filesystem_source(("http", "https"), HttpSource, extra="http")
 register_filesystem_source(("memory",), InMemorySource)
+register_filesystem_source(ADAPTER_PROTOCOLS, ObstoreFsspecSource, extra="obstore", implementation=ADAPTER)
+register_engine(Engine("obstore", tuple(PROTOCOLS), open_url, open_filesystem, open_output, extra="obstore"))
 
 #: The resolver's earlier name, kept for code that imported it.
 open_source = resolve

@@ -11,10 +11,12 @@ saves only the decoding.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
-__all__ = ["NOT_MODIFIED", "Changes", "FreshFile", "NotModified", "Validators"]
+from toolnexus.errors import read_error
+
+__all__ = ["NOT_MODIFIED", "Changes", "FreshFile", "NotModified", "Validators", "conditional_changes"]
 
 
 class Validators(Protocol):
@@ -63,3 +65,24 @@ class Changes(NamedTuple):
     tag: Hashable | None
     kept: tuple[str, ...]
     read: dict[str, FreshFile]
+
+
+def conditional_changes(
+    location: str, names: Sequence[str], answers: Sequence[FreshFile | NotModified | BaseException | None]
+) -> Changes | None:
+    """What one conditional GET per name (``If-None-Match: <validator>``) said, as
+    :class:`Changes`: a 304 keeps the name, a body is read again, ``None`` (a 404) is gone and an
+    exception is a failed read of that file. ``None`` when no name was there at all: then only the
+    usual read can tell an empty home from a bundle or no home."""
+    kept: list[str] = []
+    read: dict[str, FreshFile] = {}
+    for name, answer in zip(names, answers, strict=True):
+        if isinstance(answer, BaseException):
+            raise read_error(answer, location, name) from answer
+        if isinstance(answer, NotModified):
+            kept.append(name)
+        elif answer is not None:
+            read[name] = answer
+    if not kept and not read:
+        return None
+    return Changes(location, None, tuple(kept), read)

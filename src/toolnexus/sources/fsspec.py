@@ -39,7 +39,7 @@ from toolnexus.stores import (
     require_enforced,
 )
 
-__all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource"]
+__all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource", "all_failed_alike"]
 
 #: fsspec protocols that cannot write; archive filesystems (zip, tar, …) are recognised by class too.
 READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "github", "git", "reference"})
@@ -48,6 +48,15 @@ READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "g
 def _means_absent_or_empty(result: BaseException) -> bool:
     """Per-name outcomes that are answers, not failures."""
     return isinstance(result, FileNotFoundError | IsADirectoryError) or is_empty_range_error(result)
+
+
+def all_failed_alike(results: Sequence[Any]) -> Exception | None:
+    """Every read of a batch failing the same way (no credentials, a stalled endpoint, a denied
+    prefix) is about the home, not about whichever file happens to come first: that failure."""
+    failures = [r for r in results if isinstance(r, Exception) and not _means_absent_or_empty(r)]
+    if len(failures) == len(results) > 1 and len({(type(f), str(f)) for f in failures}) == 1:
+        return failures[0]
+    return None
 
 
 def _awaitable(fs: Any) -> bool:
@@ -75,6 +84,8 @@ class FsspecSource(SourceBase):
     conditional_store: ClassVar[Callable[..., CompareAndSwapStore] | None] = None
     #: No other process can reach this filesystem (``memory://``): a lock in this process suffices.
     process_local: ClassVar[bool] = False
+    #: Said after the refusal to write without conditional writes: another way out, if any.
+    refusal_hint: ClassVar[str] = ""
 
     def __init__(self, fs: Any, path: str) -> None:
         self.fs = fs
@@ -121,7 +132,7 @@ class FsspecSource(SourceBase):
             f"cannot write {name} in {self.location} safely: {type(self.fs).__name__} offers no "
             "conditional write, so writers in other processes could silently overwrite each other's "
             "edits. If only one process ever writes this home, pass single_writer=True "
-            "(CLI: --single-writer)."
+            f"(CLI: --single-writer).{self.refusal_hint}"
         )
 
     def _require_folder(self) -> None:
@@ -234,11 +245,9 @@ class FsspecSource(SourceBase):
         return Reading(self.location, entries)
 
     def _raise_if_all_failed_alike(self, results: list[Any]) -> None:
-        """Every read failing the same way (no credentials, a stalled endpoint, a denied prefix)
-        is about the home, not about whichever file happens to come first: say so."""
-        failures = [r for r in results if isinstance(r, Exception) and not _means_absent_or_empty(r)]
-        if len(failures) == len(results) > 1 and len({(type(f), str(f)) for f in failures}) == 1:
-            raise read_error(failures[0], self.location, None) from failures[0]
+        failure = all_failed_alike(results)
+        if failure is not None:
+            raise read_error(failure, self.location, None) from failure
 
     def _nothing_found(self, names: Sequence[str], limit: int, exact_sizes: bool) -> Reading:
         """No name was there: an empty home (one listing), a bundle, or no home at all."""

@@ -27,22 +27,27 @@ from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import SourceBase, read_only
 
 __all__ = [
+    "DEFAULT_ENGINE",
     "HEAD_BYTES",
     "MAX_DOWNLOAD_BYTES",
+    "STREAM_BLOCK_SIZE",
     "ArchiveFile",
     "ArchiveKind",
     "ArchiveOpener",
     "Backend",
+    "Engine",
     "archive_for_file",
     "archive_kind",
     "archive_kinds",
     "backend",
     "backends",
     "detect_kind",
+    "engine",
     "filesystem_source",
     "not_a_bundle",
     "not_a_folder",
     "register_archive",
+    "register_engine",
     "register_filesystem_source",
     "sniff_kind",
 ]
@@ -125,6 +130,9 @@ class Backend:
     source: Callable[[Any, str], SourceBase] | None
     #: The toolnexus extra that installs this protocol's fsspec implementation, if one does.
     extra: str | None = None
+    #: The fsspec class (``"module.Class"``) this row is for, when it is not the protocol's
+    #: usual one: obstore's adapter speaks ``s3`` too, and is read its own way.
+    implementation: str | None = None
 
     @property
     def install_hint(self) -> str | None:
@@ -133,15 +141,26 @@ class Backend:
 
 
 _BACKENDS: dict[str, Backend] = {}
+_IMPLEMENTATIONS: dict[tuple[str, str], Backend] = {}
 
 
 def register_filesystem_source(
-    protocols: Iterable[str], source: Callable[[Any, str], SourceBase] | None, *, extra: str | None = None
+    protocols: Iterable[str],
+    source: Callable[[Any, str], SourceBase] | None,
+    *,
+    extra: str | None = None,
+    implementation: str | None = None,
 ) -> None:
     """Read (write, revalidate) homes on these fsspec protocols with ``source(fs, path)``, and
-    name the toolnexus ``extra`` that installs them. A later registration replaces a row."""
+    name the toolnexus ``extra`` that installs them. With ``implementation`` (``"module.Class"``)
+    the row is for filesystems of that class (or a subclass) only, and wins over the protocol's
+    usual row. A later registration replaces a row."""
     for protocol in protocols:
-        _BACKENDS[protocol] = Backend(protocol, source, extra)
+        row = Backend(protocol, source, extra, implementation)
+        if implementation is None:
+            _BACKENDS[protocol] = row
+        else:
+            _IMPLEMENTATIONS[(implementation, protocol)] = row
 
 
 def backend(protocol: str) -> Backend | None:
@@ -150,17 +169,62 @@ def backend(protocol: str) -> Backend | None:
 
 
 def backends() -> tuple[Backend, ...]:
-    """The protocol table, in registration order."""
-    return tuple(_BACKENDS.values())
+    """The protocol table, in registration order (rows for a particular class last)."""
+    return (*_BACKENDS.values(), *_IMPLEMENTATIONS.values())
 
 
 def filesystem_source(fs: Any) -> Callable[[Any, str], SourceBase] | None:
-    """The registered source for ``fs``'s protocol, if any. Matched by the filesystem's own
-    protocol, never by duck typing: a wrapper (``simplecache::s3://…``, ``dir::…``) is its own
-    protocol and is read, written and revalidated as any fsspec filesystem, through the wrapper."""
+    """The registered source for ``fs``, if any: a row for its class (or a base class) and
+    protocol first, else the row for its protocol. Matched by class and protocol, never by duck
+    typing: a wrapper (``simplecache::s3://…``, ``dir::…``) is its own protocol and is read,
+    written and revalidated as any fsspec filesystem, through the wrapper."""
     protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
-    rows = (_BACKENDS[p] for p in protocols if p in _BACKENDS)
+    classes = [f"{cls.__module__}.{cls.__qualname__}" for cls in type(fs).__mro__]
+    special = (_IMPLEMENTATIONS.get((name, p)) for name in classes for p in protocols)
+    rows = [row for row in special if row is not None] + [_BACKENDS[p] for p in protocols if p in _BACKENDS]
     return next((row.source for row in rows if row.source is not None), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """A client that reaches object stores its own way, instead of through fsspec (``obstore``).
+
+    ``open_url(url, storage_options)`` and ``open_filesystem(fs, path)`` return the source for a
+    home; ``open_output(url, storage_options)`` says where ``write_bundle`` writes, as ``(fs,
+    path)`` with ``fs`` offering ``exists``, ``invalidate_cache`` and ``pipe_file``;
+    ``protocols`` are the URL schemes it serves.
+    """
+
+    name: str
+    protocols: tuple[str, ...]
+    open_url: Callable[[str, dict[str, Any]], SourceBase]
+    open_filesystem: Callable[[Any, str], SourceBase]
+    open_output: Callable[[str, dict[str, Any]], tuple[Any, str]]
+    #: The toolnexus extra that installs it.
+    extra: str | None = None
+
+
+_ENGINES: dict[str, Engine] = {}
+
+#: The engine every entry point uses unless told otherwise: fsspec, through the protocol table.
+DEFAULT_ENGINE = "fsspec"
+
+
+def register_engine(engine: Engine) -> Engine:
+    """Make ``engine=NAME`` mean ``engine`` at every entry point."""
+    _ENGINES[engine.name] = engine
+    return engine
+
+
+def engine(name: str) -> Engine | None:
+    """The engine called ``name``; ``None`` for the default (fsspec). An unknown name is a
+    :class:`ValueError` listing the known ones."""
+    if name == DEFAULT_ENGINE:
+        return None
+    if not isinstance(name, str) or name not in _ENGINES:
+        known = ", ".join(repr(n) for n in (DEFAULT_ENGINE, *_ENGINES))
+        raise ValueError(f"engine must be one of {known}, not {name!r}")
+    return _ENGINES[name]
 
 
 def _is_http(fs: Any) -> bool:

@@ -9,7 +9,9 @@ UPath-ness; what a *file* home is (zip, tar, …) is decided by :mod:`.registry`
 - a plain path (no ``://``, no ``::``) is a local home: the fast path, fsspec is not imported;
 - a chained URL whose first hop names a registered archive kind (``zip://FOLDER::…``,
   ``tar://FOLDER::…``) is that bundle on the filesystem of the rest of the chain;
-- any other URL goes through fsspec.
+- any other URL goes through fsspec — or, with ``engine="obstore"``, an ``s3://``, ``gs://`` or
+  ``az://`` URL (and ``fs=`` an obstore adapter) through that engine's own client. Local paths
+  and source objects are the same whatever the engine.
 
 Resolving does no I/O: a location is looked at when it is read.
 """
@@ -25,7 +27,15 @@ from toolnexus.sources.base import BootstrapSource
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.layered import LayeredSource
 from toolnexus.sources.local import LocalSource
-from toolnexus.sources.registry import ArchiveFile, archive_kind, backend, filesystem_source
+from toolnexus.sources.registry import (
+    DEFAULT_ENGINE,
+    ArchiveFile,
+    Engine,
+    archive_kind,
+    backend,
+    engine,
+    filesystem_source,
+)
 
 __all__ = ["Location", "is_url", "resolve", "resolve_output", "url_to_fs"]
 
@@ -39,13 +49,17 @@ def resolve(
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
     follow_external_symlinks: bool = False,
+    engine: str = DEFAULT_ENGINE,
 ) -> BootstrapSource:
     """Turn anything ``compose_soul`` accepts into a :class:`BootstrapSource`.
 
     A list or tuple of locations is a layered persona, base first (see :class:`LayeredSource`).
+    ``engine`` names the client for object-store URLs (``"fsspec"`` or ``"obstore"``).
     Raises :class:`TypeError` for an unsupported location or options that cannot apply to it,
-    and :class:`ValueError` naming the location for a URL whose protocol nobody knows.
+    and :class:`ValueError` naming the location for a URL whose protocol nobody knows (or an
+    unknown engine).
     """
+    client = _engine(engine)
     plain = (
         location if type(location) is str else os.fspath(location) if isinstance(location, PurePath) else None
     )
@@ -54,7 +68,7 @@ def resolve(
             raise TypeError(f"storage_options cannot apply to the local path {plain!r}")
         return LocalSource(plain, follow_external_symlinks=follow_external_symlinks)  # the hot path
     if isinstance(location, list | tuple):
-        return _layers(location, storage_options, fs, follow_external_symlinks)
+        return _layers(location, storage_options, fs, follow_external_symlinks, engine)
     # A str is never a source; saying so first skips the runtime-Protocol check, which costs
     # more than composing a small local soul.
     if not isinstance(location, str | os.PathLike) and isinstance(location, BootstrapSource):
@@ -67,12 +81,12 @@ def resolve(
     if fs is not None:
         if storage_options:
             raise TypeError("pass storage_options or fs=, not both: options are for building a filesystem")
-        return _on_filesystem(fs, _as_path(location), follow_external_symlinks)
+        return _on_filesystem(fs, _as_path(location), follow_external_symlinks, client)
     if _is_upath(location):
         if storage_options:
             raise TypeError("a UPath carries its own storage options; do not pass storage_options with it")
         upath: Any = location
-        return _on_filesystem(upath.fs, str(upath.path), follow_external_symlinks)
+        return _on_filesystem(upath.fs, str(upath.path), follow_external_symlinks, client)
     path = _as_path(location)
     if not path:  # "" would silently mean the current folder; "." says so on purpose
         raise ValueError("empty location: name a folder ('.' for the current one), a bundle or a URL")
@@ -80,7 +94,16 @@ def resolve(
         if storage_options:
             raise TypeError(f"storage_options cannot apply to the local path {path!r}")
         return LocalSource(path, follow_external_symlinks=follow_external_symlinks)
+    if client is not None:
+        return client.open_url(path, dict(storage_options or {}))
     return _from_url(path, dict(storage_options or {}), follow_external_symlinks)
+
+
+def _engine(name: str) -> Engine | None:
+    """The engine named, checked on every call (before any I/O); ``None`` is fsspec."""
+    if name == DEFAULT_ENGINE:  # the common case, without a lookup
+        return None
+    return engine(name)
 
 
 def _layers(
@@ -88,6 +111,7 @@ def _layers(
     storage_options: Mapping[str, Any] | None,
     fs: Any,
     follow_external_symlinks: bool,
+    engine: str,
 ) -> LayeredSource:
     """Each layer resolved on its own: ``storage_options`` go to the URL layers, ``fs=`` to the
     path layers, ``follow_external_symlinks`` to the local ones; sources come configured."""
@@ -101,10 +125,9 @@ def _layers(
     for layer in locations:
         if isinstance(layer, str | os.PathLike):
             options = storage_options if fs is None and is_url(layer) else None
+            follow = follow_external_symlinks
             layers.append(
-                resolve(
-                    layer, storage_options=options, fs=fs, follow_external_symlinks=follow_external_symlinks
-                )
+                resolve(layer, storage_options=options, fs=fs, follow_external_symlinks=follow, engine=engine)
             )
         else:
             layers.append(resolve(layer))
@@ -120,12 +143,18 @@ def is_url(location: object) -> bool:
     return isinstance(location, str) and ("://" in location or "::" in location)
 
 
-def resolve_output(out: str, storage_options: Mapping[str, Any] | None) -> tuple[Any, str]:
-    """Where a file is written: ``(None, local path)`` or ``(fs, path)`` for a single URL."""
+def resolve_output(
+    out: str, storage_options: Mapping[str, Any] | None, engine: str = DEFAULT_ENGINE
+) -> tuple[Any, str]:
+    """Where a file is written: ``(None, local path)`` or ``(fs, path)`` for a single URL (with
+    an engine other than fsspec, that engine's file operations)."""
     if "::" in out:
         raise ValueError(f"{out}: a bundle is written to one location, not a chained URL")
     if not is_url(out):
         return None, out
+    client = _engine(engine)
+    if client is not None:
+        return client.open_output(out, dict(storage_options or {}))
     fs, path = url_to_fs(out, dict(storage_options or {}))
     if _is_local_fs(fs):
         return None, path
@@ -157,9 +186,13 @@ def _is_local_fs(fs: Any) -> bool:
     return isinstance(fs, LocalFileSystem)
 
 
-def _on_filesystem(fs: Any, path: str, follow_external_symlinks: bool) -> BootstrapSource:
+def _on_filesystem(
+    fs: Any, path: str, follow_external_symlinks: bool, client: Engine | None
+) -> BootstrapSource:
     if _is_local_fs(fs):
         return LocalSource(fs._strip_protocol(path), follow_external_symlinks=follow_external_symlinks)
+    if client is not None:
+        return client.open_filesystem(fs, path)
     source = filesystem_source(fs) or FsspecSource
     return source(fs, fs._strip_protocol(path))
 
@@ -217,4 +250,4 @@ def _from_url(url: str, storage_options: dict[str, Any], follow_external_symlink
             return archive.open_bundle(kind, folder)
         return kind.open(ArchiveFile(archive_path, archive.location, archive_fs), folder)
     fs, path = url_to_fs(url, storage_options)
-    return _on_filesystem(fs, path, follow_external_symlinks)
+    return _on_filesystem(fs, path, follow_external_symlinks, None)

@@ -15,18 +15,18 @@ Registered in ``sources/__init__.py`` for the ``s3`` and ``s3a`` protocols (extr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable, Sequence
-from typing import IO, Any, cast
+from collections.abc import Sequence
+from typing import Any
 
 from toolnexus._aio import await_on_loop, run_on_loop
-from toolnexus.errors import read_error
-from toolnexus.sources.base import Reading, SourceBase, by_content, fs_token
-from toolnexus.sources.bundle import ZIP, BundleSource
-from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
+from toolnexus.sources.base import Reading, SourceBase
+from toolnexus.sources.bundle import ZIP
+from toolnexus.sources.freshness import Changes, FreshFile, NotModified, Validators, conditional_changes
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.registry import ArchiveKind, kind_by_name
-from toolnexus.sources.s3_bundle import open_tail_archive, tail_opener
-from toolnexus.sources.s3_requests import S3Object, get_object
+from toolnexus.sources.s3_bundle import S3Remote
+from toolnexus.sources.s3_requests import get_object
+from toolnexus.sources.tail_archive import TailZipBundle
 from toolnexus.stores import S3Store
 
 __all__ = ["S3Source", "S3ZipBundle"]
@@ -40,7 +40,7 @@ class S3Source(FsspecSource):
     def open_bundle(self, kind: ArchiveKind, folder: str | None = None, info: Any = None) -> SourceBase:
         """A zip is read from its tail (the size comes with it: no HEAD); other kinds as anywhere."""
         if kind is ZIP:
-            return S3ZipBundle(self.fs, self.path, self.location, folder)
+            return S3ZipBundle(self.fs, self.path, folder=folder)
         return super().open_bundle(kind, folder, info)
 
     def read_named_bundle(
@@ -63,7 +63,7 @@ class S3Source(FsspecSource):
         if kind is None:
             changes = run_on_loop(self.fs, self._conditional_gets, since, names, limit)
         elif kind is ZIP:
-            changes = S3ZipBundle(self.fs, self.path, self.location).tail_changes(since, names, limit)
+            changes = S3ZipBundle(self.fs, self.path).tail_changes(since, names, limit)
         return super().changed_since(since, names, limit) if changes is None else changes
 
     async def changed_since_async(
@@ -84,10 +84,10 @@ class S3Source(FsspecSource):
         known, together; ``None`` when no name is there."""
         previous = {} if since is None else since.validators
 
-        async def fetch(name: str) -> S3Object | NotModified | BaseException | None:
+        async def fetch(name: str) -> FreshFile | NotModified | BaseException | None:
             etag = previous.get(name)
             try:
-                return await get_object(
+                got = await get_object(
                     self.fs,
                     self.path_of(name),
                     f"bytes=0-{limit}",
@@ -95,58 +95,20 @@ class S3Source(FsspecSource):
                 )
             except FileNotFoundError:
                 return None
-            except Exception as error:  # reported below, against the file
+            except Exception as error:  # reported against the file
                 return error
+            if isinstance(got, NotModified):
+                return got
+            return FreshFile(got.body, got.size if got.etag is not None else len(got.body), got.etag)
 
-        results = await asyncio.gather(*(fetch(name) for name in names))
-        kept: list[str] = []
-        read: dict[str, FreshFile] = {}
-        for name, result in zip(names, results, strict=True):
-            if isinstance(result, BaseException):
-                raise read_error(result, self.location, name) from result
-            if isinstance(result, NotModified):
-                kept.append(name)
-            elif result is not None:
-                size = result.size if result.etag is not None else len(result.body)
-                read[name] = FreshFile(result.body, size, result.etag)
-        if not kept and not read:
-            return None
-        return Changes(self.location, None, tuple(kept), read)
+        answers = await asyncio.gather(*(fetch(name) for name in names))
+        return conditional_changes(self.location, names, answers)
 
 
-class S3ZipBundle(BundleSource):
-    """A zip bundle on S3, read from its tail and revalidated by its ETag."""
+class S3ZipBundle(TailZipBundle):
+    """A zip bundle on S3 through s3fs, read from its tail and revalidated by its ETag."""
 
-    def __init__(self, fs: Any, path: str, location: str, folder: str | None = None) -> None:
-        super().__init__(tail_opener(fs, path, folder), location, folder)
+    def __init__(self, fs: Any, path: str, location: str | None = None, folder: str | None = None) -> None:
+        super().__init__(S3Remote(fs, path), folder)
         self.fs = fs
         self.path = path
-
-    @property
-    def cache_key(self) -> Hashable:
-        return ("s3-bundle", self.location, self.folder, fs_token(self.fs))
-
-    def changed_since(
-        self, since: Validators | None, names: Sequence[str], limit: int
-    ) -> Changes | NotModified:
-        changes = self.tail_changes(since, names, limit)
-        return super().changed_since(since, names, limit) if changes is None else changes
-
-    def tail_changes(
-        self, since: Validators | None, names: Sequence[str], limit: int
-    ) -> Changes | NotModified | None:
-        """One conditional suffix-range GET: a 304 keeps everything; otherwise the new bundle is
-        read from what that GET (and the member fetches) brought. ``None``: no such object."""
-        etag = since.tag if since is not None and isinstance(since.tag, str) else None
-        try:
-            archive = open_tail_archive(
-                self.fs, self.path, names, limit, folder=self.folder, if_none_match=etag
-            )
-        except FileNotFoundError:
-            return None
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
-        if isinstance(archive, NotModified):
-            return NOT_MODIFIED
-        bundle = BundleSource(lambda: cast(IO[bytes], archive), self.location, self.folder)
-        return by_content(bundle.read_entries(names, limit), since, archive.etag)

@@ -9,26 +9,15 @@ go through ``fs._call_s3("get_object", …)``, s3fs's own retrying, credential-r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
+from toolnexus.sources.tail_archive import Fetched, ObjectChangedError
 
 __all__ = ["NOT_MODIFIED", "NotModified", "ObjectChangedError", "S3Object", "get_object"]
 
-
-class ObjectChangedError(OSError):
-    """``If-Match`` failed: the object was replaced between two requests of one read."""
-
-
-@dataclass(frozen=True, slots=True)
-class S3Object:
-    """One GET's body and what its headers said about the whole object."""
-
-    body: bytes
-    etag: str | None
-    #: Size of the whole object (from ``Content-Range``, or the length of an unranged body).
-    size: int
+#: One GET's body, ETag and the whole object's size (the name S3 code has always used).
+S3Object = Fetched
 
 
 def _error_code(error: BaseException) -> str:

@@ -4,9 +4,9 @@ store per backend, each doing read → edit → write as one indivisible update 
 - local folder: ``flock`` on the home + atomic rename — no lost edit among the processes of one
   machine (not across NFS clients);
 - S3 (s3fs): ``If-Match`` / ``If-None-Match: *`` on the PUT; Azure Blob (adlfs): the same on the
-  upload; GCS (gcsfs): ``ifGenerationMatch`` (``0``: must not exist) — no lost edit among any
-  processes anywhere, once :mod:`.probe` has seen the server enforce them (else every edit is
-  refused);
+  upload; GCS (gcsfs): ``ifGenerationMatch`` (``0``: must not exist); any of the three through
+  the obstore engine: obstore's conditional put — no lost edit among any processes anywhere,
+  once :mod:`.probe` has seen the server enforce them (else every edit is refused);
 - ``memory://``: a lock in this process — no lost edit (no other process can reach it);
 - any other fsspec filesystem: refused, unless ``single_writer=True``.
 
@@ -41,6 +41,7 @@ from toolnexus.stores.base import (
 from toolnexus.stores.gcs import GcsStore
 from toolnexus.stores.lineage import Stored
 from toolnexus.stores.local import LocalStore
+from toolnexus.stores.obstore import ObstoreStore
 from toolnexus.stores.plain import FsspecStore
 from toolnexus.stores.probe import forget_verdicts, require_conditional_delete, require_enforced
 from toolnexus.stores.s3 import S3Store
@@ -57,6 +58,7 @@ __all__ = [
     "LocalStore",
     "MemoryStore",
     "Moved",
+    "ObstoreStore",
     "Plan",
     "S3Store",
     "Stored",

@@ -125,7 +125,8 @@ class CompareAndSwapStore:
         probe: Callable[[CompareAndSwapStore], None],
         delete_probe: Callable[[CompareAndSwapStore], None] | None = None,
     ) -> None:
-        self.fs = home.fs
+        #: The fsspec filesystem the store works through (``None`` for a native client).
+        self.fs: Any = getattr(home, "fs", None)
         self.probe = probe
         #: Checks before a rename that the server enforces conditional deletes (see :mod:`.probe`).
         self.delete_probe = delete_probe
@@ -133,8 +134,23 @@ class CompareAndSwapStore:
         self.name = name
         self.path: str = home.path_of(name)
         self.location: str = home.location
-        # Writers sharing this filesystem instance (one client) queue here; others meet at the CAS.
-        self._lock = process_lock(f"{id(self.fs)}:{self.path}")
+        # Writers sharing one client queue here; others meet at the CAS.
+        self._lock = process_lock(f"{id(self.client)}:{self.path}")
+
+    @property
+    def client(self) -> Any:
+        """What talks to the server: the filesystem, or a native client (an obstore store)."""
+        return self.fs
+
+    def server_key(self) -> tuple[str, str, str]:
+        """Which server and bucket the probe's verdict holds for: the client's class, fsspec's
+        token of its options (endpoint, credentials), the bucket."""
+        token = str(getattr(self.fs, "_fs_token", id(self.fs)))
+        return type(self.fs).__qualname__, token, self.bucket()
+
+    def forget(self, path: str) -> None:
+        """Drop whatever the client cached about ``path`` (s3fs's listings) after a write."""
+        self.fs.invalidate_cache(path)
 
     # The primitives, on any path (the probe uses them on its own object).
     def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
@@ -189,7 +205,7 @@ class CompareAndSwapStore:
         except Exception as error:
             raise storage_error(error, self.location, self.name, "write") from error
         finally:
-            self.fs.invalidate_cache(self.path)
+            self.forget(self.path)
 
     def update(self, plan: Plan) -> Change:
         self.probe(self)

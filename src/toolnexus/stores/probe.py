@@ -37,17 +37,13 @@ __all__ = ["forget_verdicts", "require_conditional_delete", "require_enforced"]
 
 _log = logging.getLogger(__name__)
 
-#: Verdicts per (filesystem class, filesystem token, bucket): ``None`` enforced, else the reason.
+#: Verdicts per ``store.server_key()`` (client class, options token, bucket): ``None``
+#: enforced, else the reason.
 _verdicts: dict[tuple[str, str, str], str | None] = {}
 _verdicts_guard = threading.Lock()
 _probe_locks: dict[tuple[str, ...], threading.Lock] = {}
 #: The same for conditional deletes.
 _delete_verdicts: dict[tuple[str, str, str], str | None] = {}
-
-
-def _server_key(store: CompareAndSwapStore) -> tuple[str, str, str]:
-    token = str(getattr(store.fs, "_fs_token", id(store.fs)))  # fsspec's hash of the fs's options
-    return type(store.fs).__qualname__, token, store.bucket()
 
 
 def forget_verdicts() -> None:
@@ -63,7 +59,7 @@ def _verdict(
     probe: Callable[[CompareAndSwapStore], str | None],
 ) -> str | None:
     """The remembered verdict for the store's server and bucket, probing once if there is none."""
-    key = _server_key(store)
+    key = store.server_key()
     with _verdicts_guard:
         lock = _probe_locks.setdefault((*key, probe.__name__), threading.Lock())
     with lock:
@@ -104,7 +100,7 @@ def _probe_delete(store: CompareAndSwapStore) -> str | None:
     finally:
         with contextlib.suppress(Exception):
             store.delete(probe)
-            store.fs.invalidate_cache(probe)
+            store.forget(probe)
     return f"it let a delete at a stale {store.conditions[1]} remove an object" if deleted else None
 
 
@@ -152,4 +148,4 @@ def _probe(store: CompareAndSwapStore) -> str | None:
         except Exception as error:  # a stray probe object is litter, not damage: say so, go on
             _log.warning("could not delete the probe object %s: %s", probe, error)
         with contextlib.suppress(Exception):
-            store.fs.invalidate_cache(probe)
+            store.forget(probe)

@@ -1,0 +1,228 @@
+"""Issue 22: the obstore engine next to fsspec's (s3fs) on the same S3 (moto in its own process).
+
+- client CPU per composition of the typical persona, both engines (target ≤ 0.3x), and the
+  compositions per second one client core sustains (1 ÷ that CPU);
+- a 50-persona fleet with ``asyncio.gather``: client CPU per composition (≤ 0.3x s3fs's) and the
+  wall time against the floor the server sets (1 RT + moto's CPU, which it spends serially; ≤ 1.05x);
+- memory edits through obstore: 4 processes x 25 appends on moto, Azurite and fake-gcs-server
+  (expected / found / duplicated), and a server that ignores conditions (moto behind the proxy,
+  condition headers dropped): every writer refused.
+
+Client CPU here is the whole client process (``time.process_time``: the calling thread, fsspec's
+I/O thread, obstore's Rust runtime threads), since obstore's work happens outside Python threads;
+moto and the proxy run in processes of their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import fsspec
+from tests.support import obstore as engine
+from tests.support.store_workers import append_from_processes
+
+from benchmarks.harness import Row, fmt_time, process_cpu_seconds
+from benchmarks.personas import typical_files
+from benchmarks.remote import POOL
+from benchmarks.servers import BUCKET, S3
+from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, compose_soul_async
+from toolnexus.stores import forget_verdicts
+
+TARGET = "10 obstore"
+
+
+def _kw(s3: S3) -> dict[str, dict[str, Any]]:
+    return {
+        "s3fs": {"storage_options": s3.options(**POOL)},
+        "obstore": {"storage_options": engine.s3_options(s3.proxy.endpoint_url), "engine": "obstore"},
+    }
+
+
+def _cpu(function: Callable[[], object], number: int) -> float:
+    start = time.process_time()
+    for _ in range(number):
+        function()
+    return (time.process_time() - start) / number
+
+
+def target_cpu(s3: S3, rounds: int, number: int) -> list[Row]:
+    """CPU per composition of the typical persona, both engines, interleaved rounds."""
+    s3.put({f"typical/{name}": data for name, data in typical_files().items()})
+    s3.proxy.latency = 0.0
+    home = f"s3://{BUCKET}/typical"
+    calls = {name: (lambda kw=kw: compose_soul(home, **kw)) for name, kw in _kw(s3).items()}
+    assert calls["obstore"]() == calls["s3fs"]()
+    for call in calls.values():
+        _cpu(call, 3)  # warm: clients, connections
+    cpu: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            cpu[name].append(_cpu(call, number))
+    ratio = statistics.median(o / s for o, s in zip(cpu["obstore"], cpu["s3fs"], strict=True))
+    per = {name: statistics.median(values) for name, values in cpu.items()}
+    rate = {name: 1 / seconds for name, seconds in per.items()}
+    return [
+        Row(
+            TARGET,
+            "typical persona on S3, client CPU per composition",
+            f"obstore {fmt_time(per['obstore'])}",
+            f"s3fs {fmt_time(per['s3fs'])}",
+            ratio,
+            "7 GET each",
+            limit="≤ 0.3×",
+            ok=ratio <= 0.3,
+            details={"process_cpu_seconds": cpu},
+        ),
+        Row(
+            TARGET,
+            "compositions per second per client core (1 ÷ CPU)",
+            f"obstore {rate['obstore']:.0f}/s",
+            f"s3fs {rate['s3fs']:.0f}/s",
+            rate["obstore"] / rate["s3fs"],
+            limit="report",
+            details={"per_second": rate},
+        ),
+    ]
+
+
+def target_fleet(s3: S3, rounds: int, latency: float, n: int = 50) -> list[Row]:
+    """50 personas with asyncio.gather through each engine; wall time against moto's floor."""
+    s3.put({f"fleet/p{i:03d}/{name}": data for i in range(n) for name, data in typical_files().items()})
+    homes = [f"s3://{BUCKET}/fleet/p{i:03d}" for i in range(n)]
+    engines = _kw(s3)
+
+    def fleet(kw: dict[str, Any]) -> None:
+        async def gather() -> None:
+            souls = await asyncio.gather(*(compose_soul_async(home, **kw) for home in homes))
+            assert all(found == list(BOOTSTRAP_ORDER[:6]) for _, found in souls)
+
+        asyncio.run(gather())
+
+    for kw in engines.values():
+        fleet(kw)  # warm
+    cpu: dict[str, list[float]] = {name: [] for name in engines}
+    trips: dict[str, list[float]] = {name: [] for name in engines}
+    floors: dict[str, list[float]] = {name: [] for name in engines}
+    moto: list[float] = []
+    for _ in range(rounds):
+        for name, kw in engines.items():
+            before_client, before_moto = time.process_time(), process_cpu_seconds(s3.pid)
+            elapsed, _ = s3.observe(lambda kw=kw: fleet(kw), latency)
+            served = process_cpu_seconds(s3.pid) - before_moto
+            cpu[name].append((time.process_time() - before_client) / n)
+            trips[name].append(elapsed / latency)
+            floors[name].append(1 + served / latency)  # no client finishes before moto does
+            if name == "obstore":
+                moto.append(served)
+    wall = statistics.median(t / f for t, f in zip(trips["obstore"], floors["obstore"], strict=True))
+    ratio = statistics.median(o / s for o, s in zip(cpu["obstore"], cpu["s3fs"], strict=True))
+    rt = {name: statistics.median(values) for name, values in trips.items()}
+    floor, served = statistics.median(floors["obstore"]), statistics.median(moto)
+    per = {name: statistics.median(values) for name, values in cpu.items()}
+    return [
+        Row(
+            TARGET,
+            f"{n} personas through obstore, asyncio.gather, {fmt_time(latency)}/request",
+            f"{rt['obstore']:.2f} RT (s3fs {rt['s3fs']:.2f} RT)",
+            f"server floor {floor:.2f} RT: 1 RT + moto CPU {fmt_time(served)} "
+            f"({fmt_time(served / (7 * n))}/request), served serially",
+            wall,
+            f"{7 * n} GET",
+            round_trips=rt["obstore"],
+            limit="≤ 1.05× the server's floor",
+            ok=wall <= 1.05,
+            details={"round_trips": trips, "floors": floors, "moto_cpu_seconds": moto},
+        ),
+        Row(
+            TARGET,
+            f"{n} personas: client CPU per composition",
+            f"obstore {fmt_time(per['obstore'])}",
+            f"s3fs {fmt_time(per['s3fs'])}",
+            ratio,
+            limit="≤ 0.3×",
+            ok=ratio <= 0.3,
+            details={"process_cpu_seconds": cpu},
+        ),
+    ]
+
+
+def target_memory_edits(s3: S3) -> Row:
+    """4 processes x 25 appends through obstore on each server; a server ignoring conditions."""
+    from tests.support.azure import start_azurite  # noqa: PLC0415  (started for this row only)
+    from tests.support.gcs import start_fake_gcs_server  # noqa: PLC0415
+    from tests.support.gcs_xml import GcsXmlGateway  # noqa: PLC0415
+
+    found: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="toolnexus-azurite-") as workspace:
+        azurite, fake = start_azurite(Path(workspace)), start_fake_gcs_server()
+        try:
+            with GcsXmlGateway(fake.endpoint_url) as gateway:
+                servers = {
+                    "moto": (
+                        "s3",
+                        {**s3.options(), "skip_instance_cache": True},
+                        engine.s3_options(s3.endpoint),
+                    ),
+                    "Azurite": (
+                        "az",
+                        azurite.storage_options,
+                        engine.azure_options(azurite.connection_string),
+                    ),
+                    "fake-gcs-server": ("gs", fake.storage_options, engine.gcs_options(gateway.url)),
+                }
+                for label, (protocol, raw, options) in servers.items():
+                    found[label] = _appends(protocol, raw, options)
+        finally:
+            azurite.stop()
+            fake.stop()
+    refused = _refused_on_an_ignoring_server(s3)
+    expected = "100 / 100 / 0"
+    return Row(
+        TARGET,
+        "memory edits through obstore, 4 processes × 25 appends: expected / found / duplicated",
+        "; ".join(f"{label} {figures}" for label, figures in found.items()),
+        f"server ignoring conditions: {refused} of 4 writers refused",
+        limit=f"{expected} on each; ignoring server: refused",
+        ok=all(figures == expected for figures in found.values()) and refused == 4,
+        details={"found": found, "refused": refused},
+    )
+
+
+def _appends(protocol: str, raw: dict[str, Any], options: dict[str, Any]) -> str:
+    fs = fsspec.filesystem(protocol, **raw)
+    bucket = BUCKET if protocol == "s3" else f"toolnexus-{uuid.uuid4().hex[:12]}"
+    if protocol != "s3":
+        fs.mkdir(bucket)
+    prefix = f"{bucket}/memory-{uuid.uuid4().hex[:8]}"
+    fs.pipe_file(f"{prefix}/SOUL.md", b"You are Aster.")
+    codes = append_from_processes(f"{protocol}://{prefix}", options, writers=4, count=25, engine="obstore")
+    fs.invalidate_cache()
+    notes = bytes(fs.cat_file(f"{prefix}/MEMORY.md")).decode().splitlines() if codes == [0] * 4 else []
+    duplicated = sum(1 for count in collections.Counter(notes).values() if count > 1)
+    expected = {f"note {w}-{i}" for w in range(4) for i in range(25)}
+    lost = "" if set(notes) == expected else f" ({len(expected - set(notes))} lost)"
+    return f"{len(expected)} / {len(notes)} / {duplicated}{lost}"
+
+
+def _refused_on_an_ignoring_server(s3: S3) -> int:
+    """moto behind a proxy that drops ``If-Match`` / ``If-None-Match``: each writer must stop."""
+    from tests.support import S3Proxy  # noqa: PLC0415
+
+    forget_verdicts()
+    prefix = f"memory-ignoring-{uuid.uuid4().hex[:8]}"
+    s3.put({f"{prefix}/SOUL.md": b"You are Aster."})
+    with S3Proxy(s3.endpoint) as ignoring:
+        ignoring.drop_request_headers = frozenset({"if-match", "if-none-match"})
+        options = engine.s3_options(ignoring.endpoint_url)
+        codes = append_from_processes(
+            f"s3://{BUCKET}/{prefix}", options, writers=4, count=25, engine="obstore"
+        )
+    return sum(1 for code in codes if code == 1)

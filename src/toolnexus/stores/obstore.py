@@ -1,0 +1,125 @@
+"""A file through obstore's own client (the ``obstore`` engine): S3, GCS or Azure Blob.
+
+One GET gives the bytes with the ETag and version of that very object; the write is obstore's
+conditional put — ``mode="create"`` (S3 and Azure send ``If-None-Match: *``, GCS
+``ifGenerationMatch=0``) or ``mode={"e_tag": …, "version": …}`` (``If-Match``, or GCS's
+generation) — which the server refuses when another writer got there first (obstore raises
+``AlreadyExistsError`` / ``PreconditionError``: a conflict, re-read and re-applied). As for every
+store, the probe must first have seen the server refuse a stale write.
+
+This module also describes a store object for the layers above (its bucket, URL and an identity
+of its configuration), so that the engine's source and its store agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from toolnexus._fs import is_empty_range_error
+from toolnexus._object_store import is_conflict, object_store_error
+from toolnexus.stores.base import READ_LIMIT, CompareAndSwapStore
+
+__all__ = ["ObstoreStore", "store_bucket", "store_token", "store_url"]
+
+#: URL scheme of each obstore store class, for locations and messages.
+_SCHEMES = {
+    "S3Store": "s3",
+    "GCSStore": "gs",
+    "AzureStore": "az",
+    "LocalStore": "file",
+    "MemoryStore": "memory",
+}
+
+
+def store_bucket(store: Any) -> str:
+    """The bucket (or Azure container) a store object addresses; ``""`` for local and memory."""
+    config = getattr(store, "config", None) or {}
+    return str(config.get("bucket") or config.get("container_name") or "")
+
+
+def store_url(store: Any, key: str = "") -> str:
+    """``s3://bucket/prefix/key``: where ``key`` of ``store`` is, for messages and locations."""
+    scheme = _SCHEMES.get(type(store).__name__, type(store).__name__)
+    parts = [store_bucket(store), str(getattr(store, "prefix", None) or "").strip("/"), key.strip("/")]
+    return f"{scheme}://" + "/".join(part for part in parts if part)
+
+
+def store_token(store: Any) -> str:
+    """What tells two store objects' servers apart (like fsspec's ``_fs_token``): a digest of
+    their class, configuration and client options; the object itself when it has none."""
+    config = getattr(store, "config", None)
+    if config is None:
+        return f"{type(store).__name__}:{id(store)}"
+    options = getattr(store, "client_options", None) or {}
+    described = json.dumps([type(store).__name__, config, options], sort_keys=True, default=str)
+    return hashlib.sha256(described.encode()).hexdigest()
+
+
+def _version(meta: Mapping[str, Any]) -> str:
+    """An object's ETag and version (GCS: its generation) as one opaque string."""
+    return json.dumps({key: meta[key] for key in ("e_tag", "version") if meta.get(key) is not None})
+
+
+class ObstoreStore(CompareAndSwapStore):
+    """A file written with obstore's conditional puts; ``home`` is an ``ObstoreSource``."""
+
+    conditions = ('put(mode="create")', 'put(mode={"e_tag": …, "version": …})')
+    stale_version = json.dumps({"e_tag": '"00000000000000000000000000000000"', "version": "1"})
+
+    @property
+    def client(self) -> Any:
+        return self.home.store
+
+    def bucket(self) -> str:
+        return store_bucket(self.client)
+
+    def server_key(self) -> tuple[str, str, str]:
+        return type(self.client).__qualname__, store_token(self.client), self.bucket()
+
+    def forget(self, path: str) -> None:
+        """obstore caches nothing about objects: nothing to drop."""
+
+    def get(self, path: str) -> tuple[bytes | None, str | None]:
+        import obstore  # noqa: PLC0415  (the optional engine)
+
+        try:
+            try:
+                result = obstore.get(self.client, path, options={"range": (0, READ_LIMIT)})
+            except Exception as error:
+                if not is_empty_range_error(error):
+                    raise
+                result = obstore.get(self.client, path)  # an empty object: no range to satisfy
+            data = bytearray()
+            for chunk in result.stream(min_chunk_size=READ_LIMIT):
+                data += chunk
+                if len(data) >= READ_LIMIT:
+                    break
+        except Exception as error:
+            mapped = object_store_error(error)
+            if isinstance(mapped, FileNotFoundError):
+                return None, None
+            raise mapped from error
+        return bytes(data[:READ_LIMIT]), _version(result.meta)
+
+    def put(self, path: str, data: bytes, version: str | None) -> bool:
+        import obstore  # noqa: PLC0415
+
+        mode: Any = "create" if version is None else json.loads(version)
+        try:
+            obstore.put(self.client, path, data, mode=mode, use_multipart=False)
+        except Exception as error:
+            if is_conflict(error):
+                return False
+            raise object_store_error(error) from error
+        return True
+
+    def delete(self, path: str) -> None:
+        import obstore  # noqa: PLC0415
+
+        try:
+            obstore.delete(self.client, path)
+        except Exception as error:
+            raise object_store_error(error) from error

@@ -1,0 +1,274 @@
+"""The obstore engine and obstore's fsspec adapter give fsspec's answers and fsspec's errors.
+
+Souls are compared for every backend in ``test_conformance.py``; here the failures are: each
+scenario runs on both engines (moto, faults from the proxy) and must raise the same error class
+with the same message (up to the client's own detail in parentheses). Options are translated or
+refused by name, before any request.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.support import S3Proxy, Status, s3_storage_options
+from tests.support import obstore as engine
+from tests.support.files import zip_bytes
+from toolnexus.agents import (
+    BootstrapError,
+    SoulCache,
+    compose_soul,
+    inspect_soul,
+    memory_tool,
+    write_bundle,
+)
+from toolnexus.sources import ObstoreSource, resolve
+
+pytestmark = pytest.mark.s3
+
+PERSONA = {"SOUL.md": b"You are Aster.", "USER.md": b"Mira", "MEMORY.md": b""}
+#: obstore retries a 5xx ten times over up to three minutes by default; the tests' faults are
+#: meant to stay, so one quick retry is enough to show the answer.
+QUICK_RETRY = {"max_retries": 1, "backoff": {"init_backoff": datetime.timedelta(milliseconds=5)}}
+
+
+def engines(endpoint: str) -> dict[str, dict[str, Any]]:
+    """The keyword arguments that point each engine at ``endpoint``."""
+    return {
+        "fsspec": {"storage_options": s3_storage_options(endpoint, skip_instance_cache=True)},
+        "obstore": {
+            "storage_options": {**engine.s3_options(endpoint), "retry_config": QUICK_RETRY},
+            "engine": "obstore",
+        },
+    }
+
+
+def failure(call: Callable[[], object]) -> tuple[type[BaseException], str]:
+    """The error ``call`` raised, its message without the client's own detail in parentheses."""
+    try:
+        call()
+    except Exception as error:  # the outcome under comparison
+        return type(error), re.sub(r" \(.*\)$", "", str(error), flags=re.S)
+    raise AssertionError("no error was raised")
+
+
+@pytest.fixture
+def homes(bucket: tuple[str, Callable[..., None]]) -> str:
+    """A bucket holding a home, a bundle, a plain file and a corrupt bundle."""
+    name, put = bucket
+    put({f"aster/{n}": data for n, data in PERSONA.items()})
+    put({"bundles/aster.zip": zip_bytes(PERSONA), "notes.txt": b"just text", "broken.zip": b"PK\x03\x04junk"})
+    return name
+
+
+SCENARIOS: dict[str, Callable[[str, dict[str, Any]], object]] = {
+    "no such home": lambda b, kw: compose_soul(f"s3://{b}/nobody", **kw),
+    "a plain file": lambda b, kw: compose_soul(f"s3://{b}/notes.txt", **kw),
+    "a corrupt bundle": lambda b, kw: compose_soul(f"s3://{b}/broken.zip", **kw),
+    "memory on a bundle": lambda b, kw: memory_tool(f"s3://{b}/bundles/aster.zip", **kw),
+    "memory with no home": lambda b, kw: memory_tool(f"s3://{b}/nobody", **kw),
+    "inspect no home": lambda b, kw: inspect_soul(f"s3://{b}/nobody", **kw),
+}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_the_same_failure_raises_the_same_error(homes: str, moto_server: Any, scenario: str) -> None:
+    outcomes = {
+        name: failure(lambda kw=kw: SCENARIOS[scenario](homes, kw))
+        for name, kw in engines(moto_server.endpoint_url).items()
+    }
+    assert outcomes["obstore"] == outcomes["fsspec"]
+
+
+@pytest.mark.parametrize(
+    ("fault", "file", "expected", "clients"),
+    [
+        (Status(403), "SOUL.md", (PermissionError, "cannot read SOUL.md in {home}: permission denied"), 2),
+        (Status(403), None, (PermissionError, "cannot read {home}: permission denied"), 2),
+        # fsspec's side of a lasting 500 (ten seconds of s3fs retries) is test_reliability_s3's.
+        (Status(500), "USER.md", (BootstrapError, "cannot read USER.md in {home}: HTTP 500 .*"), 1),
+    ],
+    ids=["403 on one file", "403 on every file", "500 on one file"],
+)
+def test_denied_and_failed_reads_raise_the_same_errors(
+    proxy: S3Proxy,
+    homes: str,
+    *,
+    fault: Status,
+    file: str | None,
+    expected: tuple[type[Exception], str],
+    clients: int,
+) -> None:
+    home = f"s3://{homes}/aster"
+    path = f"/{homes}/aster/{file or ''}"
+    proxy.add_fault(lambda request: request.method == "GET" and request.path.startswith(path), fault)
+    for kw in list(engines(proxy.endpoint_url).values())[-clients:]:
+        cls, message = failure(lambda kw=kw: compose_soul(home, **kw))
+        assert cls is expected[0]
+        assert re.fullmatch(expected[1].format(home=home), message), message
+
+
+def test_the_adapter_reads_as_any_filesystem_and_maps_its_errors(proxy: S3Proxy, homes: str) -> None:
+    """Absent names are absent (its cat_ranges would fail the batch), a 403 a PermissionError."""
+    fs = engine.s3_adapter(proxy.endpoint_url)
+    expected = compose_soul(f"s3://{homes}/aster", **engines(proxy.endpoint_url)["fsspec"])
+    assert compose_soul(f"{homes}/aster", fs=fs) == expected
+    assert compose_soul(f"{homes}/bundles/aster.zip", fs=fs) == expected
+    assert inspect_soul(f"{homes}/aster", fs=fs).found == expected[1]
+    cache = SoulCache()
+    assert (
+        cache.compose_soul(f"{homes}/aster", fs=fs) == cache.compose_soul(f"{homes}/aster", fs=fs) == expected
+    )
+    proxy.add_fault(lambda request: request.path.endswith("/aster/SOUL.md"), Status(403))
+    with pytest.raises(
+        PermissionError, match=f"cannot read SOUL.md in s3://{homes}/aster: permission denied"
+    ):
+        compose_soul(f"{homes}/aster", fs=fs)
+
+
+def test_the_adapter_is_refused_for_memory_unless_single_writer_or_the_engine(
+    homes: str, moto_server: Any
+) -> None:
+    fs = engine.s3_adapter(moto_server.endpoint_url)
+    with pytest.raises(BootstrapError) as refused:
+        memory_tool(f"{homes}/aster", fs=fs)
+    assert str(refused.value) == (
+        f"cannot write MEMORY.md in s3://{homes}/aster safely: FsspecStore offers no conditional write, "
+        "so writers in other processes could silently overwrite each other's edits. If only one "
+        "process ever writes this home, pass single_writer=True (CLI: --single-writer). For "
+        "compare-and-swap writes through obstore, pass engine='obstore' (CLI: --engine obstore)."
+    )
+    native = memory_tool(f"{homes}/aster", fs=fs, engine="obstore")  # the adapter's store, natively
+    assert native.tool(command="append", content="- native").startswith("ok: note appended")
+    plain = memory_tool(f"{homes}/aster", fs=fs, single_writer=True)
+    assert plain.tool(command="append", content="- plain").startswith("ok: note appended")
+    assert compose_soul(f"{homes}/aster", fs=fs)[0].endswith("## MEMORY.md\n\n- native\n- plain")
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        (
+            {"config_kwargs": {"max_pool_connections": 400}},
+            TypeError,
+            "storage option 'config_kwargs' has no obstore",
+        ),
+        ({"skip_instance_cache": True}, TypeError, "storage option 'skip_instance_cache' has no obstore"),
+        ({"profile": "prod"}, TypeError, "storage option 'profile' has no obstore equivalent"),
+        ({"regoin": "eu-west-1"}, TypeError, "storage option 'regoin' is not an obstore option"),
+        ({"client_kwargs": {"proxies": {}}}, TypeError, r"storage option client_kwargs\['proxies'\]"),
+        (
+            {"client_options": {"timeout": "soon"}},
+            ValueError,
+            r"storage option client_options\['timeout'\] has a value",
+        ),
+        (
+            {"client_options": {"tiemout": "5s"}},
+            TypeError,
+            r"storage option client_options\['tiemout'\] is not",
+        ),
+        ({"anon": "yes"}, TypeError, "storage option 'anon' must be True or False"),
+    ],
+)
+def test_bad_options_are_named_before_any_request(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        resolve("s3://bucket/aster", storage_options={"region": "us-east-1", **options}, engine="obstore")
+
+
+def test_fsspec_spellings_become_obstore_configuration() -> None:
+    source: Any = resolve(
+        "s3://bucket/personas/aster",
+        storage_options={
+            "endpoint_url": "http://127.0.0.1:9",
+            "key": "AKIA",
+            "secret": "s3cr3t",
+            "anon": False,
+            "client_kwargs": {"region_name": "eu-west-1", "verify": False},
+        },
+        engine="obstore",
+    )
+    assert isinstance(source, ObstoreSource)
+    assert (source.location, source.path) == ("s3://bucket/personas/aster", "personas/aster")
+    config = source.store.config
+    assert (config["endpoint"], config["access_key_id"], config["region"]) == (
+        "http://127.0.0.1:9",
+        "AKIA",
+        "eu-west-1",
+    )
+    assert source.store.client_options == {"allow_http": "true", "allow_invalid_certificates": "true"}
+    gcs: Any = resolve(
+        "gs://b/aster", storage_options={"token": "anon", "endpoint_url": "http://h:1"}, engine="obstore"
+    )
+    assert (gcs.location, gcs.store.config["base_url"], gcs.store.config["skip_signature"]) == (
+        "gs://b/aster",
+        "http://h:1",
+        "true",
+    )
+    connection = (
+        "DefaultEndpointsProtocol=http;AccountName=dev;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:7/dev;"
+    )
+    azure: Any = resolve(
+        "abfs://box@dev.dfs.core.windows.net/aster",
+        storage_options={"connection_string": connection},
+        engine="obstore",
+    )
+    assert azure.location == "az://box/aster"
+    assert (azure.store.config["account_name"], azure.store.config["endpoint"]) == (
+        "dev",
+        "http://127.0.0.1:7/dev",
+    )
+
+
+def test_the_engine_is_checked_and_applies_to_object_store_urls_only(tmp_path: Any) -> None:
+    with pytest.raises(ValueError, match="engine must be one of 'fsspec', 'obstore', not 'boto'"):
+        compose_soul("examples/aster", engine="boto")
+    assert compose_soul("examples/aster", engine="obstore") == compose_soul(
+        "examples/aster"
+    )  # local: no client
+    with pytest.raises(ValueError, match="memory://aster: the obstore engine reads s3://"):
+        compose_soul("memory://aster", engine="obstore")
+    with pytest.raises(ValueError, match="other chains are fsspec's"):
+        compose_soul("simplecache::s3://bucket/aster", engine="obstore")
+    import fsspec  # noqa: PLC0415
+
+    with pytest.raises(TypeError, match="engine='obstore' cannot read through fs=MemoryFileSystem"):
+        compose_soul("aster", fs=fsspec.filesystem("memory"), engine="obstore")
+
+
+def test_a_missing_obstore_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "obstore.store", None)
+    with pytest.raises(
+        ImportError, match=r"engine='obstore' needs obstore .*pip install 'toolnexus\[obstore\]'"
+    ):
+        resolve("s3://bucket/aster", storage_options={"region": "eu-north-1"}, engine="obstore")
+
+
+def test_a_store_object_is_a_location_and_a_writable_home() -> None:
+    """No server at all: obstore's MemoryStore, which enforces conditional puts like S3."""
+    import obstore  # noqa: PLC0415
+    from obstore.store import MemoryStore  # noqa: PLC0415
+
+    store = MemoryStore()
+    obstore.put(store, "personas/aster/SOUL.md", b"You are Aster.")
+    home = ObstoreSource(store, "personas/aster")
+    assert compose_soul(home) == ("## SOUL.md\n\nYou are Aster.", ["SOUL.md"])
+    assert memory_tool(home).tool(command="append", content="Likes tea.").startswith("ok: note appended")
+    assert compose_soul(home)[1] == ["SOUL.md", "MEMORY.md"]
+    with pytest.raises(FileNotFoundError, match="memory://personas/nobody: no such persona home"):
+        compose_soul(ObstoreSource(store, "personas/nobody"))
+
+
+def test_write_bundle_writes_through_the_engine(homes: str, moto_server: Any) -> None:
+    kw = engines(moto_server.endpoint_url)["obstore"]
+    out = f"s3://{homes}/out/aster.zip"
+    assert write_bundle(f"s3://{homes}/aster", out, **kw) == ["SOUL.md", "USER.md", "MEMORY.md"]
+    assert compose_soul(out, **kw) == compose_soul(f"s3://{homes}/aster", **kw)
+    with pytest.raises(FileExistsError, match="already exists"):
+        write_bundle(f"s3://{homes}/aster", out, **kw)
