@@ -101,11 +101,8 @@ def test_async_revalidation_awaits_on_the_callers_loop(
     cache = SoulCache()
     expected = compose_soul(home, **kw)
 
-    def no_threads(*args: object, **kwargs: object) -> None:
-        raise AssertionError("a worker thread was used for an obstore home")
-
     async def twice() -> list[tuple[str, list[str]]]:
-        monkeypatch.setattr(asyncio, "to_thread", no_threads)
+        engine.forbid_worker_threads(monkeypatch)
         first = await cache.compose_soul_async(home, **kw)
         proxy.reset()
         return [first, await cache.compose_soul_async(home, **kw)]

@@ -58,11 +58,8 @@ def test_async_composition_is_seven_gets_in_flight_without_a_thread(
     name, put = bucket
     put({f"aster/{n}": data for n, data in PERSONA.items()})
 
-    def no_threads(*args: object, **kwargs: object) -> None:
-        raise AssertionError("a worker thread was used for an obstore home")
-
     async def compose() -> tuple[str, list[str]]:
-        monkeypatch.setattr(asyncio, "to_thread", no_threads)
+        engine.forbid_worker_threads(monkeypatch)
         return await compose_soul_async(f"s3://{name}/aster", **kw)
 
     with proxy.gathering(7):

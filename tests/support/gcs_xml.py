@@ -26,6 +26,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from toolnexus.stores.gcs import _BOUNDARY, _multipart  # the multipart body GcsStore uploads
+
 __all__ = ["GcsXmlGateway"]
 
 #: Request headers passed upstream as they are.
@@ -107,19 +109,6 @@ class _Handler(BaseHTTPRequestHandler):
         target = f"/storage/v1/b/{urllib.parse.quote(bucket)}/o/{urllib.parse.quote(key, safe='')}"
         status, _, body = self._upstream("DELETE", target)
         self._reply(204 if status in (200, 204) else status, {}, b"" if status in (200, 204) else body)
-
-
-_BOUNDARY = "gcs-xml-gateway-3f9a"
-
-
-def _multipart(key: str, data: bytes) -> bytes:
-    """A JSON-API multipart upload body: the object's name, then its bytes."""
-    metadata = json.dumps({"name": key})
-    head = (
-        f"--{_BOUNDARY}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{metadata}\r\n"
-        f"--{_BOUNDARY}\r\nContent-Type: application/octet-stream\r\n\r\n"
-    )
-    return head.encode() + data + f"\r\n--{_BOUNDARY}--\r\n".encode()
 
 
 class _Server(ThreadingHTTPServer):

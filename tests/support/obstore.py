@@ -12,7 +12,15 @@ from typing import Any
 
 from tests.support.s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
 
-__all__ = ["azure_options", "gcs_options", "keyed", "s3_adapter", "s3_options", "s3_store"]
+__all__ = [
+    "azure_options",
+    "forbid_worker_threads",
+    "gcs_options",
+    "keyed",
+    "s3_adapter",
+    "s3_options",
+    "s3_store",
+]
 
 
 def s3_options(endpoint_url: str) -> dict[str, Any]:
@@ -68,3 +76,14 @@ def gcs_options(gateway_url: str) -> dict[str, Any]:
 def keyed(kwargs: dict[str, Any], protocol: str) -> dict[str, Any]:
     """``kwargs`` with their storage options keyed by ``protocol`` (for a chained URL's inner hop)."""
     return {**kwargs, "storage_options": {protocol: kwargs["storage_options"]}}
+
+
+def forbid_worker_threads(monkeypatch: Any) -> None:
+    """From now on, ``asyncio.to_thread`` fails the test: the engine's async path awaits its
+    requests on the caller's loop, never in a thread per persona."""
+    import asyncio  # noqa: PLC0415
+
+    def no_threads(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a worker thread was used for an obstore home")
+
+    monkeypatch.setattr(asyncio, "to_thread", no_threads)

@@ -34,7 +34,6 @@ from toolnexus.sources.bundle import ZIP
 from toolnexus.sources.freshness import (
     NOT_MODIFIED,
     Changes,
-    FreshFile,
     NotModified,
     Validators,
     conditional_changes,
@@ -50,7 +49,8 @@ from toolnexus.sources.registry import (
     not_a_folder,
     sniff_kind,
 )
-from toolnexus.sources.tail_archive import Fetched, ObjectChangedError, TailZipBundle
+from toolnexus.sources.remote import Fetched, ObjectChangedError, revalidated
+from toolnexus.sources.tail_archive import TailZipBundle
 from toolnexus.stores import MemoryStore, ObstoreStore, require_enforced
 from toolnexus.stores.obstore import store_token, store_url
 
@@ -243,24 +243,14 @@ class ObstoreSource(SourceBase):
         self, since: Validators | None, names: Sequence[str], limit: int
     ) -> Changes | None:
         previous = {} if since is None else since.validators
-        answers = await asyncio.gather(
-            *(self._revalidate(self.path_of(n), limit, previous.get(n)) for n in names)
-        )
-        return conditional_changes(self.location, names, answers)
 
-    async def _revalidate(
-        self, key: str, limit: int, etag: Hashable | None
-    ) -> FreshFile | NotModified | BaseException | None:
-        remote = ObstoreRemote(self.store, key)
-        try:
-            got = await remote.get((0, limit + 1), if_none_match=etag if isinstance(etag, str) else None)
-        except FileNotFoundError:
-            return None
-        except Exception as error:  # reported against the file
-            return error
-        if isinstance(got, NotModified):
-            return got
-        return FreshFile(got.body, got.size, got.etag)
+        def fetch(name: str) -> Coroutine[Any, Any, Fetched | NotModified]:
+            etag = previous.get(name)
+            tag = etag if isinstance(etag, str) else None
+            return ObstoreRemote(self.store, self.path_of(name)).get((0, limit + 1), if_none_match=tag)
+
+        answers = await asyncio.gather(*(revalidated(fetch(name)) for name in names))
+        return conditional_changes(self.location, names, answers)
 
 
 def _trust(store: Any) -> None:

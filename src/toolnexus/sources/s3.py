@@ -15,17 +15,18 @@ Registered in ``sources/__init__.py`` for the ``s3`` and ``s3a`` protocols (extr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from toolnexus._aio import await_on_loop, run_on_loop
 from toolnexus.sources.base import Reading, SourceBase
 from toolnexus.sources.bundle import ZIP
-from toolnexus.sources.freshness import Changes, FreshFile, NotModified, Validators, conditional_changes
+from toolnexus.sources.freshness import Changes, NotModified, Validators, conditional_changes
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.registry import ArchiveKind, kind_by_name
+from toolnexus.sources.remote import revalidated
 from toolnexus.sources.s3_bundle import S3Remote
-from toolnexus.sources.s3_requests import get_object
+from toolnexus.sources.s3_requests import S3Object, get_object
 from toolnexus.sources.tail_archive import TailZipBundle
 from toolnexus.stores import S3Store
 
@@ -84,24 +85,12 @@ class S3Source(FsspecSource):
         known, together; ``None`` when no name is there."""
         previous = {} if since is None else since.validators
 
-        async def fetch(name: str) -> FreshFile | NotModified | BaseException | None:
+        def fetch(name: str) -> Coroutine[Any, Any, S3Object | NotModified]:
             etag = previous.get(name)
-            try:
-                got = await get_object(
-                    self.fs,
-                    self.path_of(name),
-                    f"bytes=0-{limit}",
-                    if_none_match=etag if isinstance(etag, str) else None,
-                )
-            except FileNotFoundError:
-                return None
-            except Exception as error:  # reported against the file
-                return error
-            if isinstance(got, NotModified):
-                return got
-            return FreshFile(got.body, got.size if got.etag is not None else len(got.body), got.etag)
+            tag = etag if isinstance(etag, str) else None
+            return get_object(self.fs, self.path_of(name), f"bytes=0-{limit}", if_none_match=tag)
 
-        answers = await asyncio.gather(*(fetch(name) for name in names))
+        answers = await asyncio.gather(*(revalidated(fetch(name)) for name in names))
         return conditional_changes(self.location, names, answers)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
-from toolnexus.sources.tail_archive import Fetched, ObjectChangedError
+from toolnexus.sources.remote import Fetched, ObjectChangedError
 
 __all__ = ["NOT_MODIFIED", "NotModified", "ObjectChangedError", "S3Object", "get_object"]
 

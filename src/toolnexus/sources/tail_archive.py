@@ -25,15 +25,15 @@ from __future__ import annotations
 import asyncio
 import io
 import zipfile
-from collections.abc import Callable, Coroutine, Hashable, Sequence
-from dataclasses import dataclass
-from typing import IO, Any, Protocol, TypeVar, cast
+from collections.abc import Callable, Hashable, Sequence
+from typing import IO, Any, TypeVar, cast
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, read_error
 from toolnexus.sources.base import by_content
 from toolnexus.sources.bundle import BundleSource
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, NotModified, Validators
+from toolnexus.sources.remote import Fetched, ObjectChangedError, RemoteObject
 
 __all__ = [
     "MEMBER_SLACK",
@@ -67,47 +67,6 @@ _DEFLATE_OVERHEAD = 64 * 1024
 
 #: How often a read starts over when the bundle keeps being replaced under it.
 _ATTEMPTS = 3
-
-
-class ObjectChangedError(OSError):
-    """``If-Match`` failed: the object was replaced between two requests of one read."""
-
-
-@dataclass(frozen=True, slots=True)
-class Fetched:
-    """One GET's body and what its headers said about the whole object."""
-
-    body: bytes
-    etag: str | None
-    #: Size of the whole object (from ``Content-Range``, or the length of an unranged body).
-    size: int
-
-
-class RemoteObject(Protocol):
-    """One object on a remote store, fetched by ranges under conditions; an engine provides it."""
-
-    @property
-    def location(self) -> str:
-        """The object's URL, for messages."""
-        ...
-
-    @property
-    def token(self) -> Hashable:
-        """What tells two clients' servers apart (endpoint, credentials), for cache keys."""
-        ...
-
-    def run(self, function: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
-        """Run one of the coroutine functions below from sync code (on the engine's loop)."""
-        ...
-
-    async def tail(self, size: int, *, if_none_match: str | None = None) -> Fetched | NotModified:
-        """The last ``size`` bytes, the object's size and ETag (``NOT_MODIFIED``: the ETag is
-        still ``if_none_match``). A missing object raises ``FileNotFoundError``."""
-        ...
-
-    async def piece(self, start: int, end: int, *, if_match: str | None) -> bytes:
-        """Bytes ``[start, end)``; :class:`ObjectChangedError` if the ETag is no longer ``if_match``."""
-        ...
 
 
 class TailArchive(io.RawIOBase):
