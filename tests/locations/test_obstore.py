@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import re
 import sys
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -18,8 +19,9 @@ import pytest
 
 from tests.support import S3Proxy, Status, s3_storage_options
 from tests.support import obstore as engine
-from tests.support.files import zip_bytes
+from tests.support.files import DictSource, zip_bytes
 from toolnexus.agents import (
+    MAX_BOOTSTRAP_FILE_BYTES,
     BootstrapError,
     SoulCache,
     compose_soul,
@@ -28,8 +30,6 @@ from toolnexus.agents import (
     write_bundle,
 )
 from toolnexus.sources import ObstoreSource, resolve
-
-pytestmark = pytest.mark.s3
 
 PERSONA = {"SOUL.md": b"You are Aster.", "USER.md": b"Mira", "MEMORY.md": b""}
 #: obstore retries a 5xx ten times over up to three minutes by default; the tests' faults are
@@ -272,3 +272,56 @@ def test_write_bundle_writes_through_the_engine(homes: str, moto_server: Any) ->
     assert compose_soul(out, **kw) == compose_soul(f"s3://{homes}/aster", **kw)
     with pytest.raises(FileExistsError, match="already exists"):
         write_bundle(f"s3://{homes}/aster", out, **kw)
+
+
+@pytest.mark.parametrize("backend", ["azure", "gcs"])
+def test_bundles_and_their_revalidation_on_the_emulators(
+    request: pytest.FixtureRequest, backend: str
+) -> None:
+    """A zip from its tail (Azure: a HEAD, then a GET pinned to its ETag: no suffix ranges), a
+    chained folder, and a cache that keeps an unchanged bundle and sees a replaced one."""
+    import fsspec  # noqa: PLC0415
+
+    if backend == "azure":
+        server = request.getfixturevalue("azurite")
+        options, protocol = engine.azure_options(server.connection_string), "az"
+    else:
+        server = request.getfixturevalue("fake_gcs_server")
+        options, protocol = engine.gcs_options(request.getfixturevalue("gcs_xml").url), "gs"
+    fs = fsspec.filesystem(protocol, skip_instance_cache=True, **server.storage_options)
+    container = f"toolnexus-{uuid.uuid4().hex[:12]}"
+    fs.mkdir(container)
+    fs.pipe_file(f"{container}/flat.zip", zip_bytes(PERSONA))
+    fs.pipe_file(f"{container}/folder.zip", zip_bytes(PERSONA, folder="aster/", folder_entry=True))
+    kw = {"storage_options": options, "engine": "obstore"}
+    expected = compose_soul(DictSource(PERSONA))
+    assert compose_soul(f"{protocol}://{container}/flat.zip", **kw) == expected
+    assert compose_soul(f"{protocol}://{container}/folder.zip", **kw) == expected
+    chained = engine.keyed(kw, protocol)
+    assert compose_soul(f"zip://aster::{protocol}://{container}/folder.zip", **chained) == expected
+    cache = SoulCache()
+    assert cache.compose_soul(f"{protocol}://{container}/flat.zip", **kw) == expected
+    assert cache.compose_soul(f"{protocol}://{container}/flat.zip", **kw) == expected
+    fs.pipe_file(f"{container}/flat.zip", zip_bytes({"SOUL.md": b"Birch."}))
+    assert cache.compose_soul(f"{protocol}://{container}/flat.zip", **kw) == (
+        "## SOUL.md\n\nBirch.",
+        ["SOUL.md"],
+    )
+
+
+def test_inspect_reports_the_same_on_both_engines(
+    bucket: tuple[str, Callable[..., None]], moto_server: Any
+) -> None:
+    """Sizes included: a file over the cap is sized from obstore's GET itself (no extra request)."""
+    name, put = bucket
+    put(
+        {
+            "big/AGENTS.md": b"a" * (MAX_BOOTSTRAP_FILE_BYTES + 10),
+            "big/SOUL.md": b"\xef\xbb\xbfYou are Aster.\r\n",
+        }
+    )
+    reports = [
+        inspect_soul(f"s3://{name}/big", **kw).to_dict() for kw in engines(moto_server.endpoint_url).values()
+    ]
+    assert reports[0] == reports[1]
+    assert reports[1]["files"][0]["size"] == MAX_BOOTSTRAP_FILE_BYTES + 10
