@@ -21,27 +21,20 @@ Every obstore error is mapped once, by :func:`toolnexus._object_store.object_sto
 from __future__ import annotations
 
 import asyncio
-import io
-from collections.abc import Callable, Coroutine, Hashable, Sequence
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from collections.abc import Coroutine, Hashable, Sequence
+from typing import Any
 
 from toolnexus._aio import run_sync
 from toolnexus._fs import is_empty_range_error
-from toolnexus._object_store import is_conflict, object_store_error
-from toolnexus.errors import BootstrapError, location_error, read_error
+from toolnexus._object_store import object_store_error
+from toolnexus.errors import location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
 from toolnexus.sources.bundle import ZIP
-from toolnexus.sources.freshness import (
-    NOT_MODIFIED,
-    Changes,
-    NotModified,
-    Validators,
-    conditional_changes,
-)
+from toolnexus.sources.freshness import Changes, NotModified, Validators, conditional_changes
 from toolnexus.sources.fsspec import all_failed_alike
+from toolnexus.sources.obstore_client import ObstoreRemote, StoreFiles
 from toolnexus.sources.registry import (
     HEAD_BYTES,
-    STREAM_BLOCK_SIZE,
     ArchiveFile,
     ArchiveKind,
     kind_by_name,
@@ -49,17 +42,12 @@ from toolnexus.sources.registry import (
     not_a_folder,
     sniff_kind,
 )
-from toolnexus.sources.remote import Fetched, ObjectChangedError, revalidated
+from toolnexus.sources.remote import Fetched, revalidated
 from toolnexus.sources.tail_archive import TailZipBundle
 from toolnexus.stores import MemoryStore, ObstoreStore, require_enforced
 from toolnexus.stores.obstore import store_token, store_url
 
-__all__ = ["ObstoreRemote", "ObstoreSource"]
-
-T = TypeVar("T")
-
-if TYPE_CHECKING:
-    from obstore import GetOptions
+__all__ = ["ObstoreRemote", "ObstoreSource", "StoreFiles"]
 
 
 class ObstoreSource(SourceBase):
@@ -255,174 +243,3 @@ class ObstoreSource(SourceBase):
 
 def _trust(store: Any) -> None:
     """The probe of a ``single_writer=True`` home: none."""
-
-
-class ObstoreRemote:
-    """One object through obstore, as :mod:`.tail_archive` fetches it (and as freshness does)."""
-
-    def __init__(self, store: Any, key: str) -> None:
-        self.store = store
-        self.key = key
-        self.location = store_url(store, key)
-
-    @property
-    def token(self) -> Hashable:
-        return store_token(self.store)
-
-    def run(self, function: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
-        return run_sync(function, *args)
-
-    async def get(
-        self, byte_range: Any, *, if_none_match: str | None = None, if_match: str | None = None
-    ) -> Fetched | NotModified:
-        """One GET of ``byte_range`` (obstore's spelling) under the conditions; an empty object
-        (whose range cannot be satisfied) is fetched whole. Errors come out mapped."""
-        import obstore  # noqa: PLC0415
-
-        options: GetOptions = {"range": byte_range}
-        if if_none_match is not None:
-            options["if_none_match"] = if_none_match
-        if if_match is not None:
-            options["if_match"] = if_match
-        try:
-            try:
-                result = await obstore.get_async(self.store, self.key, options=options)
-            except Exception as error:
-                if not (is_empty_range_error(error) or _ignored_range(error)):
-                    raise
-                del options["range"]  # an empty object: nothing to range over
-                result = await obstore.get_async(self.store, self.key, options=options)
-            body = bytes(await result.bytes_async())
-        except Exception as error:
-            if _not_modified(error):
-                return NOT_MODIFIED
-            if is_conflict(error):
-                raise ObjectChangedError(f"{self.location} changed while it was being read") from error
-            raise object_store_error(error) from error
-        return Fetched(body, result.meta["e_tag"], int(result.meta["size"]))
-
-    async def tail(self, size: int, *, if_none_match: str | None = None) -> Fetched | NotModified:
-        if type(self.store).__name__ != "AzureStore":
-            return await self.get({"suffix": size}, if_none_match=if_none_match)
-        return await self._tail_without_suffix(size, if_none_match)
-
-    async def _tail_without_suffix(self, size: int, if_none_match: str | None) -> Fetched | NotModified:
-        """Azure Blob answers no suffix range: a HEAD for the size and ETag, then a GET pinned
-        to that ETag (a bundle replaced in between fails it, and the read starts over)."""
-        import obstore  # noqa: PLC0415
-
-        try:
-            head = await obstore.head_async(self.store, self.key)
-        except Exception as error:
-            raise object_store_error(error) from error
-        if if_none_match is not None and head["e_tag"] == if_none_match:
-            return NOT_MODIFIED
-        total = int(head["size"])
-        if total == 0:
-            return Fetched(b"", head["e_tag"], 0)
-        body = await self.piece(max(0, total - size), total, if_match=head["e_tag"])
-        return Fetched(body, head["e_tag"], total)
-
-    async def piece(self, start: int, end: int, *, if_match: str | None) -> bytes:
-        got = await self.get((start, end), if_match=if_match)
-        if isinstance(got, NotModified):  # cannot happen without If-None-Match
-            raise BootstrapError(f"{self.location}: unexpected 304")
-        return got.body
-
-
-def _not_modified(error: BaseException) -> bool:
-    import obstore.exceptions  # noqa: PLC0415
-
-    return isinstance(error, obstore.exceptions.NotModifiedError)
-
-
-def _ignored_range(error: BaseException) -> bool:
-    """A server that answered a ranged GET with the whole object (200): moto does for a suffix
-    range of an empty object; obstore then refuses the response."""
-    return "non-partial response" in str(error)
-
-
-class StoreFiles:
-    """The few file operations :class:`ArchiveFile` uses (a bundle's leading bytes, a stream for
-    tar) and ``write_bundle`` uses (``exists``, ``pipe_file``), over an obstore store: how this
-    engine reads bundles other than zip, and writes bundles."""
-
-    protocol = "obstore"
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-
-    def unstrip_protocol(self, path: str) -> str:
-        return store_url(self.store, path)
-
-    def invalidate_cache(self, path: str | None = None) -> None:
-        """obstore caches nothing: nothing to drop."""
-
-    def exists(self, path: str) -> bool:
-        import obstore  # noqa: PLC0415
-
-        try:
-            obstore.head(self.store, path)
-        except Exception as error:
-            mapped = object_store_error(error)
-            if isinstance(mapped, FileNotFoundError):
-                return False
-            raise mapped from error
-        return True
-
-    def pipe_file(self, path: str, data: bytes) -> None:
-        """One PUT (atomic on object stores)."""
-        import obstore  # noqa: PLC0415
-
-        try:
-            obstore.put(self.store, path, data, use_multipart=False)
-        except Exception as error:
-            raise object_store_error(error) from error
-
-    def cat_file(self, path: str, start: int = 0, end: int | None = None) -> bytes:
-        import obstore  # noqa: PLC0415
-
-        try:
-            if end is None:
-                return bytes(obstore.get(self.store, path).bytes())
-            return bytes(obstore.get_range(self.store, path, start=start, end=end))
-        except Exception as error:
-            if is_empty_range_error(error):
-                return b""
-            raise object_store_error(error) from error
-
-    def open(self, path: str, mode: str = "rb", **options: Any) -> IO[bytes]:
-        """A sequential reader with a readahead of ``block_size`` (1 MiB by default)."""
-        import obstore  # noqa: PLC0415
-
-        try:
-            reader = obstore.open_reader(
-                self.store, path, buffer_size=options.get("block_size") or STREAM_BLOCK_SIZE
-            )
-        except Exception as error:
-            raise object_store_error(error) from error
-        return io.BufferedReader(_Reader(reader))
-
-
-class _Reader(io.RawIOBase):
-    """obstore's ``ReadableFile`` as a raw binary stream (its reads return ``Bytes``)."""
-
-    def __init__(self, reader: Any) -> None:
-        super().__init__()
-        self._reader = reader
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        try:
-            data = self._reader.read(len(buffer))
-        except Exception as error:
-            raise object_store_error(error) from error
-        view = memoryview(data)
-        buffer[: len(view)] = view
-        return len(view)
-
-    def close(self) -> None:
-        self._reader.close()
-        super().close()

@@ -34,7 +34,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolnexus.sources.base import SourceBase
-from toolnexus.sources.obstore import ObstoreSource, StoreFiles
+from toolnexus.sources.obstore import ObstoreSource
+from toolnexus.sources.obstore_client import StoreFiles
 from toolnexus.sources.registry import archive_kind
 
 __all__ = ["PROTOCOLS", "open_filesystem", "open_output", "open_url", "store_for"]
