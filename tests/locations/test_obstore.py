@@ -224,3 +224,31 @@ def test_inspect_reports_the_same_on_both_engines(
     ]
     assert reports[0] == reports[1]
     assert reports[1]["files"][0]["size"] == MAX_BOOTSTRAP_FILE_BYTES + 10
+
+
+def test_every_entry_point_takes_the_engine(homes: str, moto_server: Any) -> None:
+    """compose_soul (sync, async, cached), inspect_soul, memory_tool, agent_from_dir and
+    write_bundle all read through obstore when told, and answer what fsspec's engine answers."""
+    import asyncio  # noqa: PLC0415
+
+    from toolnexus.agents import agent_from_dir, compose_soul_async  # noqa: PLC0415
+
+    home = f"s3://{homes}/aster"
+    fsspec_kw, kw = engines(moto_server.endpoint_url).values()
+    expected = compose_soul(home, **fsspec_kw)
+    assert compose_soul(home, **kw) == expected
+    assert asyncio.run(compose_soul_async(home, **kw)) == expected
+    assert compose_soul(home, cache=SoulCache(), **kw) == expected
+    assert inspect_soul(home, **kw).to_dict() == inspect_soul(home, **fsspec_kw).to_dict()
+
+    async def model(system: str, messages: Any, tools: Any) -> str:
+        return "ok"
+
+    agent = agent_from_dir(home, model=model, **kw)
+    assert isinstance(agent.source, ObstoreSource)
+    assert agent.memory is not None
+    assert agent.memory.tool(command="append", content="- through obstore").startswith("ok:")
+    assert memory_tool(home, **kw).tool(command="view") == "- through obstore\n"
+    out = f"s3://{homes}/out/entry.zip"
+    assert write_bundle(home, out, **kw) == expected[1]
+    assert compose_soul(out, **fsspec_kw)[1] == expected[1]
