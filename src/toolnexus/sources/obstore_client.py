@@ -61,6 +61,7 @@ class ObstoreRemote:
                     raise
                 del options["range"]  # an empty object: nothing to range over
                 result = await obstore.get_async(self.store, self.key, options=options)
+                _refuse_whole(result.meta, byte_range, self.location)
             body = bytes(await result.bytes_async())
         except Exception as error:
             if _not_modified(error):
@@ -103,6 +104,15 @@ def _not_modified(error: BaseException) -> bool:
     import obstore.exceptions  # noqa: PLC0415
 
     return isinstance(error, obstore.exceptions.NotModifiedError)
+
+
+def _refuse_whole(meta: Any, byte_range: Any, location: str) -> None:
+    """After a range went unanswered, the object fetched whole must be no larger than the range
+    asked for (an empty or tiny object): never download a large one because a server ignores
+    ``Range``."""
+    bound = byte_range["suffix"] if isinstance(byte_range, dict) else byte_range[1]
+    if int(meta["size"]) > bound:
+        raise OSError(f"{location}: the server does not answer byte ranges; not downloading it whole")
 
 
 def _ignored_range(error: BaseException) -> bool:
