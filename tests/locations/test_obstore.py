@@ -252,3 +252,25 @@ def test_every_entry_point_takes_the_engine(homes: str, moto_server: Any) -> Non
     out = f"s3://{homes}/out/entry.zip"
     assert write_bundle(home, out, **kw) == expected[1]
     assert compose_soul(out, **fsspec_kw)[1] == expected[1]
+
+
+def test_a_server_ignoring_ranges_gets_an_error_not_a_download(
+    proxy: S3Proxy, bucket: tuple[str, Callable[..., None]]
+) -> None:
+    """Whole objects answered to ranged GETs: a bundle larger than the tail it asked for is an
+    error naming it, never fetched whole (it may hold large assets); a small one is read."""
+    import io  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import zipfile  # noqa: PLC0415
+
+    name, put = bucket
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("SOUL.md", b"You are Aster.")
+        archive.writestr("assets/voice.bin", os.urandom(100 * 1024))
+    put({"big.zip": buffer.getvalue(), "small.zip": zip_bytes(PERSONA)})
+    proxy.drop_request_headers = frozenset({"range"})
+    kw = engines(proxy.endpoint_url)["obstore"]
+    with pytest.raises(BootstrapError, match=f"s3://{name}/big.zip.*does not answer byte ranges"):
+        compose_soul(f"s3://{name}/big.zip", **kw)
+    assert compose_soul(f"s3://{name}/small.zip", **kw) == compose_soul(DictSource(PERSONA))
