@@ -192,9 +192,10 @@ def location_options(*, symlinks: bool = True, dest: str = "storage_options") ->
     group.add_argument(
         "--engine",
         choices=ENGINES,
+        metavar="NAME",
         # A nested parser's default would reset the value its parent parsed: it sets none.
         default="fsspec" if dest == "storage_options" else argparse.SUPPRESS,
-        help="client for s3://, gs:// and az:// URLs: fsspec (default) or obstore (less CPU; "
+        help="client for s3://, gs:// and az:// URLs: fsspec (the default) or obstore (less CPU; "
         "pip install 'toolnexus[obstore]'); -o then takes obstore's options",
     )
     if symlinks:
