@@ -15,8 +15,10 @@ from typing import Any
 import fsspec
 import pytest
 
-from tests.support import MotoServer, S3Proxy, make_bucket, put_objects
+from tests.support import MotoServer, S3Proxy, make_bucket, put_objects, s3_storage_options
 from tests.support import obstore as engine
+from tests.support.lossy import writes_memory
+from tests.support.proxy import LoseResponse, Reset, Status
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
 from toolnexus.agents import BootstrapError, memory_tool
 from toolnexus.sources import ObstoreSource, resolve
@@ -153,3 +155,29 @@ def test_single_writer_writes_there_anyway(ignoring: tuple[str, dict[str, Any]])
     assert tool.tool(command="append", content="- one writer").startswith("ok: note appended")
     assert tool.tool(command="view") == "- one writer\n"
     assert isinstance(resolve(home, **kw), ObstoreSource)
+
+
+@pytest.mark.s3
+@pytest.mark.parametrize(
+    "fault", [LoseResponse(Reset()), LoseResponse(Status(500))], ids=["reset after", "500 after"]
+)
+def test_an_edit_whose_answer_is_lost_lands_exactly_once(
+    moto_server: MotoServer, new_bucket: Callable[[], str], fault: Any
+) -> None:
+    """The write landed but its answer is lost: obstore either retries it (a 500: the retry meets
+    the version its first attempt wrote, 412) or gives up (a reset: the store reads back); either
+    way the lineage kept in the object's metadata says the edit was applied — once, not twice."""
+    bucket = new_bucket()
+    put_objects(moto_server.endpoint_url, bucket, {"aster/SOUL.md": b"x", "aster/MEMORY.md": b"- old\n"})
+    with S3Proxy(moto_server.endpoint_url) as proxy:
+        options = engine.s3_options(proxy.endpoint_url)
+        tool = memory_tool(f"s3://{bucket}/aster", storage_options=options, engine="obstore")
+        tool.tool(command="view")
+        tool.tool(command="append", content="- probed")  # the probe's own refusals come first
+        rule = proxy.add_fault(writes_memory, fault, times=1)
+        assert tool.tool(command="append", content="- once").startswith("ok: note appended")
+        assert rule.hits == 1
+    raw = fsspec.filesystem("s3", **s3_storage_options(moto_server.endpoint_url, skip_instance_cache=True))
+    assert raw.cat_file(f"{bucket}/aster/MEMORY.md") == b"- old\n- probed\n- once\n"
+    # The lineage is where fsspec's engine keeps it too: either engine settles the other's edits.
+    assert len(raw.metadata(f"{bucket}/aster/MEMORY.md")["toolnexus-edits"].split()) >= 2

@@ -7,8 +7,9 @@ gateway turns each such request into its JSON-API twin and passes the rest throu
 
 - ``PUT`` → a multipart ``POST /upload/storage/v1/b/{bucket}/o`` (the upload fake-gcs-server
   checks preconditions on) with ``x-goog-if-generation-match`` as ``ifGenerationMatch``:
-  **fake-gcs-server decides the condition** (its 412 comes back as it is); the reply carries
-  the new ``ETag`` and ``x-goog-generation`` as GCS's XML API does;
+  **fake-gcs-server decides the condition** (its 412 comes back as it is), and the
+  ``x-goog-meta-toolnexus-edits`` header as the object's metadata (the memory stores' lineage);
+  the reply carries the new ``ETag`` and ``x-goog-generation`` as GCS's XML API does;
 - ``DELETE`` → ``DELETE /storage/v1/b/{bucket}/o/{object}``;
 - ``GET``/``HEAD`` with ``If-None-Match`` / ``If-Match``: forwarded without them, and answered
   ``304`` / ``412`` when the ETag of that very response does (not) match — what the condition
@@ -95,9 +96,8 @@ class _Handler(BaseHTTPRequestHandler):
             query["ifGenerationMatch"] = generation
         target = f"/upload/storage/v1/b/{urllib.parse.quote(bucket)}/o?{urllib.parse.urlencode(query)}"
         content_type = f'multipart/related; boundary="{_BOUNDARY}"'
-        status, _, body = self._upstream(
-            "POST", target, _multipart(key, data), {"Content-Type": content_type}
-        )
+        body = _multipart(key, data, self.headers.get("x-goog-meta-toolnexus-edits"))
+        status, _, body = self._upstream("POST", target, body, {"Content-Type": content_type})
         if status != 200:
             return self._reply(status, {}, body)
         created = json.loads(body)

@@ -1,11 +1,13 @@
 """A file through obstore's own client (the ``obstore`` engine): S3, GCS or Azure Blob.
 
-One GET gives the bytes with the ETag and version of that very object; the write is obstore's
-conditional put — ``mode="create"`` (S3 and Azure send ``If-None-Match: *``, GCS
-``ifGenerationMatch=0``) or ``mode={"e_tag": …, "version": …}`` (``If-Match``, or GCS's
-generation) — which the server refuses when another writer got there first (obstore raises
-``AlreadyExistsError`` / ``PreconditionError``: a conflict, re-read and re-applied). As for every
-store, the probe must first have seen the server refuse a stale write.
+One GET gives the bytes with the ETag and version of that very object, and the lineage kept in
+its metadata (:mod:`.lineage`, under the names the built-in stores use, so both engines read each
+other's); the write is obstore's conditional put — ``mode="create"`` (S3 and Azure send
+``If-None-Match: *``, GCS ``ifGenerationMatch=0``) or ``mode={"e_tag": …, "version": …}``
+(``If-Match``, or GCS's generation) — which the server refuses when another writer got there
+first (obstore raises ``AlreadyExistsError`` / ``PreconditionError``: a conflict, re-read and
+re-applied exactly once). As for every store, the probe must first have seen the server refuse a
+stale write.
 
 This module also describes a store object for the layers above (its bucket, URL and an identity
 of its configuration), so that the engine's source and its store agree.
@@ -21,6 +23,7 @@ from typing import Any
 from toolnexus._fs import is_empty_range_error
 from toolnexus._object_store import is_conflict, object_store_error
 from toolnexus.stores.base import READ_LIMIT, CompareAndSwapStore
+from toolnexus.stores.lineage import Stored, parse_lineage
 
 __all__ = ["ObstoreStore", "store_bucket", "store_token", "store_url"]
 
@@ -82,7 +85,12 @@ class ObstoreStore(CompareAndSwapStore):
     def forget(self, path: str) -> None:
         """obstore caches nothing about objects: nothing to drop."""
 
-    def get(self, path: str) -> tuple[bytes | None, str | None]:
+    def _lineage_key(self) -> str:
+        """The metadata name the built-in stores keep the lineage under (Azure allows no ``-``),
+        so both engines read each other's lineages."""
+        return "toolnexus_edits" if type(self.client).__name__ == "AzureStore" else "toolnexus-edits"
+
+    def get(self, path: str) -> Stored:
         import obstore  # noqa: PLC0415  (the optional engine)
 
         try:
@@ -100,16 +108,23 @@ class ObstoreStore(CompareAndSwapStore):
         except Exception as error:
             mapped = object_store_error(error)
             if isinstance(mapped, FileNotFoundError):
-                return None, None
+                return Stored(None, None)
             raise mapped from error
-        return bytes(data[:READ_LIMIT]), _version(result.meta)
+        lineage = parse_lineage(result.attributes.get(self._lineage_key()))
+        return Stored(bytes(data[:READ_LIMIT]), _version(result.meta), lineage)
 
     def put(self, path: str, data: bytes, version: str | None) -> bool:
+        return self._put(path, data, version, None)
+
+    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
+        return self._put(path, data, version, {self._lineage_key(): lineage})
+
+    def _put(self, path: str, data: bytes, version: str | None, attributes: dict[str, str] | None) -> bool:
         import obstore  # noqa: PLC0415
 
         mode: Any = "create" if version is None else json.loads(version)
         try:
-            obstore.put(self.client, path, data, mode=mode, use_multipart=False)
+            obstore.put(self.client, path, data, mode=mode, attributes=attributes, use_multipart=False)
         except Exception as error:
             if is_conflict(error):
                 return False
