@@ -17,6 +17,7 @@ import pytest
 
 from tests.support import MotoServer, S3Proxy, make_bucket, put_objects, s3_storage_options
 from tests.support import obstore as engine
+from tests.support.folders import exercise_folder_store
 from tests.support.lossy import writes_memory
 from tests.support.proxy import LoseResponse, Reset, Status
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
@@ -181,3 +182,26 @@ def test_an_edit_whose_answer_is_lost_lands_exactly_once(
     assert raw.cat_file(f"{bucket}/aster/MEMORY.md") == b"- old\n- probed\n- once\n"
     # The lineage is where fsspec's engine keeps it too: either engine settles the other's edits.
     assert len(raw.metadata(f"{bucket}/aster/MEMORY.md")["toolnexus-edits"].split()) >= 2
+
+
+@pytest.mark.s3
+def test_topic_files_through_obstore(moto_server: MotoServer, new_bucket: Callable[[], str]) -> None:
+    """Listings, topic files and deletes as on every store; a rename needs a delete conditional
+    on a version, which obstore does not offer: refused, saying so — unless single_writer."""
+    bucket = new_bucket()
+    put_objects(moto_server.endpoint_url, bucket, {"aster/SOUL.md": b"x"})
+    home = f"s3://{bucket}/aster"
+    kw = {"storage_options": engine.s3_options(moto_server.endpoint_url), "engine": "obstore"}
+
+    def raw_put(path: str, data: bytes) -> None:
+        put_objects(moto_server.endpoint_url, bucket, {f"aster/{path}": data})
+
+    exercise_folder_store(memory_tool(home, **kw, single_writer=True).store, raw_put)
+    tool = memory_tool(home, **kw)
+    tool.tool(command="create", path="/memories/projects/aster.md", file_text="- owner: Mira\n")
+    assert tool.store.listing("memory")["memory/projects/aster.md"] == 14
+    with pytest.raises(BootstrapError, match=r"conditional deletes \(obstore offers no delete conditional"):
+        tool.tool(command="rename", old_path="/memories/projects/aster.md", new_path="/memories/aster.md")
+    assert tool.tool(command="delete", path="/memories/projects/aster.md").startswith("Successfully deleted")
+    assert "memory/projects/aster.md" not in tool.store.listing("memory")
+    forget_verdicts()

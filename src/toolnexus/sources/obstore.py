@@ -25,7 +25,7 @@ from collections.abc import Coroutine, Hashable, Sequence
 from typing import Any
 
 from toolnexus._aio import run_sync
-from toolnexus._fs import is_empty_range_error
+from toolnexus._fs import is_empty_range_error, is_hidden
 from toolnexus._object_store import object_store_error
 from toolnexus.errors import location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
@@ -44,8 +44,8 @@ from toolnexus.sources.registry import (
 )
 from toolnexus.sources.remote import Fetched, revalidated
 from toolnexus.sources.tail_archive import TailZipBundle
-from toolnexus.stores import MemoryStore, ObstoreStore, require_enforced
-from toolnexus.stores.obstore import store_token, store_url
+from toolnexus.stores import MemoryStore, ObstoreStore, require_conditional_delete, require_enforced
+from toolnexus.stores.obstore import SingleWriterObstoreStore, store_token, store_url
 
 __all__ = ["ObstoreRemote", "ObstoreSource", "StoreFiles"]
 
@@ -147,6 +147,40 @@ class ObstoreSource(SourceBase):
         except FileNotFoundError:
             return None
 
+    # -- folders (topic files) ------------------------------------------------------------------
+
+    def files(self, folder: str) -> dict[str, int]:
+        """Every object below ``folder`` (one recursive listing): ``{path relative to it: size}``,
+        hidden names left out; a folder with nothing in it is empty."""
+        import obstore  # noqa: PLC0415
+
+        prefix = self.path_of(folder).rstrip("/") + "/"
+        found: dict[str, int] = {}
+        for chunk in obstore.list(self.store, prefix=prefix.rstrip("/"), chunk_size=1000):
+            for meta in chunk:
+                relative = str(meta["path"]).removeprefix(prefix)
+                if relative != meta["path"] and not is_hidden(relative):
+                    found[relative] = int(meta["size"])
+        return found
+
+    def read_folder(self, folder: str, limit: int) -> Reading:
+        """One listing of the folder, then one batch of capped GETs (a bundle reads its own)."""
+        size = self._head_size(self.path)
+        if size is not None:
+            return self._bundle(size).read_folder(folder, limit)
+        try:
+            names = [f"{folder}/{path}" for path in sorted(self.files(folder))]
+        except Exception as error:
+            raise read_error(object_store_error(error), self.location, folder) from error
+        results = run_sync(self._fetch, names, limit, False) if names else []
+        entries: dict[str, Entry] = {}
+        for name, result in zip(names, results, strict=True):
+            if isinstance(result, BaseException):
+                raise read_error(result, self.location, name) from result
+            if result is not None:  # None: removed since the listing
+                entries[name] = result
+        return Reading(self.location, entries)
+
     # -- bundles --------------------------------------------------------------------------------
 
     def open_bundle(
@@ -194,13 +228,17 @@ class ObstoreSource(SourceBase):
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         """obstore's conditional puts, once the probe has seen the server refuse a stale one;
-        ``single_writer=True`` skips the probe (the owner's word: one process writes). The home
-        must be a folder that exists: one HEAD (a bundle is read-only) and one LIST."""
+        ``single_writer=True`` skips the probe (the owner's word: one process writes). Renaming a
+        topic file needs a delete conditional on a version, which obstore does not offer: refused
+        (:func:`~toolnexus.stores.require_conditional_delete` says why) unless ``single_writer``.
+        The home must be a folder that exists: one HEAD (a bundle is read-only) and one LIST."""
         if self._head_size(self.path) is not None:
             raise not_a_folder(ArchiveFile(self.path, self.location, StoreFiles(self.store)))
         if not self._holds_objects():
             raise location_error(FileNotFoundError, self.location, "no such persona home")
-        return ObstoreStore(self, name, probe=_trust if single_writer else require_enforced)
+        if single_writer:
+            return SingleWriterObstoreStore(self, name, probe=_trust)
+        return ObstoreStore(self, name, probe=require_enforced, delete_probe=require_conditional_delete)
 
     # -- freshness ------------------------------------------------------------------------------
 

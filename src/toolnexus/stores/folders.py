@@ -61,7 +61,7 @@ def storage_action(fs: Any, location: str, name: str, action: str, *paths: str) 
     except Exception as error:
         raise read_error(error, location, name, action=action) from error
     finally:
-        for path in paths:
+        for path in paths if fs is not None else ():  # a native client (obstore) caches nothing
             fs.invalidate_cache(path)
 
 

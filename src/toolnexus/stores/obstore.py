@@ -22,10 +22,11 @@ from typing import Any
 
 from toolnexus._fs import is_empty_range_error
 from toolnexus._object_store import is_conflict, object_store_error
+from toolnexus.errors import read_error
 from toolnexus.stores.base import READ_LIMIT, CompareAndSwapStore
 from toolnexus.stores.lineage import Stored, parse_lineage
 
-__all__ = ["ObstoreStore", "store_bucket", "store_token", "store_url"]
+__all__ = ["ObstoreStore", "SingleWriterObstoreStore", "store_bucket", "store_token", "store_url"]
 
 #: URL scheme of each obstore store class, for locations and messages.
 _SCHEMES = {
@@ -138,3 +139,25 @@ class ObstoreStore(CompareAndSwapStore):
             obstore.delete(self.client, path)
         except Exception as error:
             raise object_store_error(error) from error
+
+    def delete_if(self, path: str, version: str) -> bool:
+        raise NotImplementedError("obstore offers no delete conditional on a version")
+
+    def listing(self, folder: str) -> dict[str, int]:
+        """The files below ``folder`` of the home (one fresh listing), by path relative to it."""
+        try:
+            files = self.home.files(folder)
+        except Exception as error:
+            raise read_error(object_store_error(error), self.location, folder, action="list") from error
+        return {f"{folder}/{path}": size for path, size in files.items()}
+
+
+class SingleWriterObstoreStore(ObstoreStore):
+    """``single_writer=True``: no probe, and a rename's delete checks the version and then
+    deletes (obstore has no conditional delete; with one writer nothing comes between)."""
+
+    def delete_if(self, path: str, version: str) -> bool:
+        if self.get(path).version != version:
+            return False
+        self.delete(path)
+        return True

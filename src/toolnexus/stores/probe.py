@@ -93,8 +93,8 @@ def _probe_delete(store: CompareAndSwapStore) -> str | None:
     try:
         _create(store, probe, b"toolnexus conditional-delete probe\n")
         deleted = store.delete_if(probe, store.stale_version)
-    except NotImplementedError:
-        return f"{type(store).__name__} has no delete_if"
+    except NotImplementedError as missing:
+        return str(missing) or f"{type(store).__name__} has no delete_if"
     except Exception as error:
         raise storage_error(error, store.location, store.name, "write") from error
     finally:
