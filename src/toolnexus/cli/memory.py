@@ -47,7 +47,7 @@ _LOWER_LAYERS = "lower_layers"
 #: ``--target`` → the file it works on (the memory tool's ``target``).
 TARGETS = {"memory": "MEMORY.md", "user": "USER.md"}
 #: Options of ``memory`` that take a value, for finding where the locations end.
-_VALUED = ("-o", "--target")
+_VALUED = ("-o", "--target", "--engine")
 
 
 def _merged(base: dict[str, Any] | None, late: dict[str, Any] | None) -> dict[str, Any] | None:
