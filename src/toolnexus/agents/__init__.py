@@ -16,6 +16,7 @@ from toolnexus.composer.rules import (
     SoulReport,
 )
 from toolnexus.errors import BootstrapError
+from toolnexus.fleet import AuditSummary, PersonaAudit, audit
 from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.models import (
     AnthropicModel,
@@ -32,7 +33,7 @@ from toolnexus.runtime.session import Session, SyncSession
 from toolnexus.runtime.tools import Tool
 from toolnexus.soul.bundling import write_bundle
 from toolnexus.soul.cache import SoulCache
-from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
+from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul, inspect_soul_async
 from toolnexus.soul.reading import BootstrapFile, read_bootstrap_file
 from toolnexus.sources import BootstrapSource, DictSource, LayeredSource, SourceBase
 
@@ -45,6 +46,7 @@ __all__ = [
     "Agent",
     "AgentTool",
     "AnthropicModel",
+    "AuditSummary",
     "BootstrapError",
     "BootstrapFile",
     "BootstrapSource",
@@ -56,6 +58,7 @@ __all__ = [
     "ModelError",
     "ModelReply",
     "OpenAIChatModel",
+    "PersonaAudit",
     "RunResult",
     "Session",
     "Soul",
@@ -69,9 +72,11 @@ __all__ = [
     "Usage",
     "agent_from_dir",
     "anthropic_tool_result",
+    "audit",
     "compose_soul",
     "compose_soul_async",
     "inspect_soul",
+    "inspect_soul_async",
     "memory_tool",
     "read_bootstrap_file",
     "write_bundle",

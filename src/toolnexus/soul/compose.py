@@ -34,7 +34,13 @@ from toolnexus.sources import (
 if TYPE_CHECKING:
     from toolnexus.soul.cache import SoulCache
 
-__all__ = ["compose_soul", "compose_soul_async", "compose_soul_parts_async", "inspect_soul"]
+__all__ = [
+    "compose_soul",
+    "compose_soul_async",
+    "compose_soul_parts_async",
+    "inspect_soul",
+    "inspect_soul_async",
+]
 
 
 def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], dict[str, str | None]]:
@@ -233,3 +239,22 @@ async def compose_soul_parts_async(
     reading = await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES)
     sections, found = _sections(reading, budget)
     return Soul.from_sections(zip(found, sections, strict=True), persona=persona), found
+
+
+async def inspect_soul_async(
+    dir: str | os.PathLike[str] | Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    follow_external_symlinks: bool = False,
+    budget: Budget | None = None,
+    files: Iterable[str] | None = None,
+    profile: str | None = None,
+) -> SoulReport:
+    """:func:`inspect_soul` for event loops (what ``audit`` runs for each remote persona)."""
+    names, budget = select_names(files, profile), checked_budget(budget)
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
+    )
+    reading = await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+    return _report(reading, names, budget)

@@ -1,0 +1,58 @@
+"""``audit``: every persona under a prefix, checked the way ``inspect_soul`` checks one."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from toolnexus.fleet.executors import in_process, on_executor
+from toolnexus.fleet.listing import list_prefix
+from toolnexus.fleet.results import PersonaAudit
+
+__all__ = ["audit"]
+
+#: GETs one persona's read plan issues at once (one per bootstrap name).
+_READS_PER_PERSONA = 7
+
+
+def audit(
+    prefix: str | os.PathLike[str] | Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    budget: Any = None,
+    profile: str | None = None,
+    executor: Any = None,
+    concurrency: int = 64,
+    follow_external_symlinks: bool = False,
+) -> Iterator[PersonaAudit]:
+    """Audit every persona under ``prefix``: one :class:`PersonaAudit` each, in listing order.
+
+    A persona is a direct child folder holding a bootstrap file, a direct child zip or tar
+    bundle (by name), or the prefix itself when it holds a bootstrap file or is a bundle. Each
+    is read with its usual plan (on S3: 7 ranged GETs at once) and reported like
+    :func:`inspect_soul`; one that fails is a result with ``error``, never the end of the audit.
+
+    ``prefix`` is a local folder, an fsspec URL, a path on ``fs`` or a UPath; a missing one is a
+    :class:`FileNotFoundError` naming it, raised by this call. The listing is streamed page by
+    page and at most ``concurrency`` personas are held at once (in flight or waiting to be
+    yielded), so memory does not grow with the fleet. ``executor``: ``None`` (asyncio in this
+    process), any ``concurrent.futures.Executor``, or a ``dask.distributed.Client`` — batches of
+    personas run there, Dask retrying a batch whose worker died, and results still come back in
+    listing order, each persona exactly once.
+    """
+    if budget is not None or profile is not None:
+        raise NotImplementedError("audit: budget= and profile= need Budget and PROFILES (issue 19)")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a whole number of personas ≥ 1, got {concurrency!r}")
+    listing = list_prefix(
+        prefix,
+        storage_options=storage_options,
+        fs=fs,
+        follow_external_symlinks=follow_external_symlinks,
+        pool=_READS_PER_PERSONA * concurrency,
+    )
+    if executor is None:
+        return in_process(listing, concurrency)
+    return on_executor(listing, executor, concurrency)

@@ -1,0 +1,76 @@
+"""Auditing one persona, and one batch of personas (what an executor's worker runs).
+
+A persona's failure is its result, never the end of the audit: whatever its read raises becomes
+a :class:`PersonaAudit` with ``error``. A folder that turned out to hold no bootstrap file is not
+a persona and gives ``None``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+from collections.abc import Sequence
+
+from toolnexus.composer.rules import SoulReport
+from toolnexus.fleet.listing import Candidate, Target
+from toolnexus.fleet.results import PersonaAudit
+from toolnexus.soul.compose import inspect_soul, inspect_soul_async
+
+__all__ = ["check", "check_async", "check_batch", "failed"]
+
+
+def _result(candidate: Candidate, report: SoulReport) -> PersonaAudit | None:
+    if not candidate[1] and all(file.status == "absent" for file in report.files):
+        return None  # a folder without any bootstrap file: not a persona
+    return PersonaAudit(report.location, report)
+
+
+def failed(target: Target, path: str, error: Exception) -> PersonaAudit:
+    """The result of a persona whose audit raised ``error``."""
+    return PersonaAudit(target.location(path), error=error)
+
+
+def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
+    """Audit one persona in this thread."""
+    try:
+        report = inspect_soul(target.source(candidate[0]))
+    except Exception as error:
+        return failed(target, candidate[0], error)
+    return _result(candidate, report)
+
+
+async def check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
+    """Audit one persona on the running event loop (remote reads are awaited, not threaded)."""
+    try:
+        report = await inspect_soul_async(target.source(candidate[0]))
+    except Exception as error:
+        return failed(target, candidate[0], error)
+    return _result(candidate, report)
+
+
+async def _gather(target: Target, candidates: Sequence[Candidate]) -> list[PersonaAudit | None]:
+    return list(await asyncio.gather(*(check_async(target, candidate) for candidate in candidates)))
+
+
+def check_batch(target: Target, candidates: Sequence[Candidate]) -> list[PersonaAudit | None]:
+    """A batch, as a worker runs it: local personas in order, remote ones all in flight at once.
+
+    Errors are made picklable here, so a worker can always send its results back: one that is
+    not becomes an :class:`OSError` with the same message, its type named.
+    """
+    if target.local:
+        results = [check(target, candidate) for candidate in candidates]
+    else:
+        results = asyncio.run(_gather(target, candidates))
+    return [_picklable(result) for result in results]
+
+
+def _picklable(result: PersonaAudit | None) -> PersonaAudit | None:
+    if result is None or result.error is None:
+        return result
+    try:
+        pickle.dumps(result.error)
+    except Exception:
+        error = OSError(f"{type(result.error).__name__}: {result.error}")
+        return PersonaAudit(result.location, error=error)
+    return result
