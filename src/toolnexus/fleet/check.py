@@ -33,7 +33,7 @@ def failed(target: Target, path: str, error: Exception) -> PersonaAudit:
 def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
     """Audit one persona in this thread."""
     try:
-        report = inspect_soul(target.source(candidate[0]))
+        report = inspect_soul(candidate[0], **target.options())
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(candidate, report)
@@ -42,7 +42,7 @@ def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
 async def check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
     """Audit one persona on the running event loop (remote reads are awaited, not threaded)."""
     try:
-        report = await inspect_soul_async(target.source(candidate[0]))
+        report = await inspect_soul_async(candidate[0], **target.options())
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(candidate, report)

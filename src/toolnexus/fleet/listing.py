@@ -51,13 +51,17 @@ class Target:
         """Local disk: read in order, in the calling thread (syscalls, no network to wait on)."""
         return self.fs is None and not self.storage_options
 
+    def options(self) -> dict[str, Any]:
+        """What ``inspect_soul`` takes besides the path (a path, not a source: resolving a plain
+        path is the fast path, checking an object against the source protocol is not)."""
+        return {
+            "fs": self.fs,
+            "storage_options": self.storage_options,
+            "follow_external_symlinks": self.follow_external_symlinks,
+        }
+
     def source(self, path: str) -> BootstrapSource:
-        return resolve(
-            path,
-            fs=self.fs,
-            storage_options=self.storage_options,
-            follow_external_symlinks=self.follow_external_symlinks,
-        )
+        return resolve(path, **self.options())
 
     def location(self, path: str) -> str:
         """The persona's name in reports (what its source calls itself); resolving does no I/O."""
