@@ -74,21 +74,28 @@ def _output(args: argparse.Namespace, options: dict[str, Any] | None) -> Iterato
         yield write
 
 
+def _bar_class(args: argparse.Namespace) -> Any:
+    """tqdm's bar when one is wanted: stderr is a terminal, or ``--progress`` insists."""
+    if not (sys.stderr.isatty() if args.progress is None else args.progress):
+        return None
+    try:
+        import tqdm  # noqa: PLC0415
+    except ImportError as error:
+        if args.progress:
+            raise ImportError("--progress needs tqdm: pip install 'toolnexus[progress]'") from error
+        return None
+    return tqdm.tqdm
+
+
 @contextmanager
 def _progress(args: argparse.Namespace) -> Iterator[Callable[[], None]]:
-    """A tqdm counter on stderr when it is a terminal (``--progress`` insists, ``--no-progress`` not)."""
-    wanted = sys.stderr.isatty() if args.progress is None else args.progress
-    tqdm: Any = None
-    if wanted:
-        try:
-            from tqdm import tqdm  # noqa: PLC0415
-        except ImportError as error:
-            if args.progress:
-                raise ImportError("--progress needs tqdm: pip install 'toolnexus[progress]'") from error
-    if tqdm is None:
+    """A counter of personas audited, with their rate, on stderr (the total is not known up front:
+    the listing streams)."""
+    bar_class = _bar_class(args)
+    if bar_class is None:
         yield lambda: None
         return
-    with tqdm(desc="audit", unit=" personas", file=sys.stderr, dynamic_ncols=True) as bar:
+    with bar_class(desc="audit", unit=" personas", file=sys.stderr, dynamic_ncols=True) as bar:
         yield bar.update
 
 

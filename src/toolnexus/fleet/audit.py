@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
+from functools import partial
 from typing import Any
 
 from toolnexus.fleet.executors import in_process, on_executor
@@ -26,7 +27,7 @@ def audit(
     executor: Any = None,
     concurrency: int = 64,
     follow_external_symlinks: bool = False,
-) -> Iterator[PersonaAudit]:
+) -> Generator[PersonaAudit, None, None]:
     """Audit every persona under ``prefix``: one :class:`PersonaAudit` each, in listing order.
 
     A persona is a direct child folder holding a bootstrap file, a direct child zip or tar
@@ -46,6 +47,11 @@ def audit(
         raise NotImplementedError("audit: budget= and profile= need Budget and PROFILES (issue 19)")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a whole number of personas ≥ 1, got {concurrency!r}")
+    run = (
+        partial(in_process, concurrency=concurrency)
+        if executor is None
+        else on_executor(executor, concurrency)
+    )
     listing = list_prefix(
         prefix,
         storage_options=storage_options,
@@ -53,6 +59,4 @@ def audit(
         follow_external_symlinks=follow_external_symlinks,
         pool=_READS_PER_PERSONA * concurrency,
     )
-    if executor is None:
-        return in_process(listing, concurrency)
-    return on_executor(listing, executor, concurrency)
+    return run(listing)

@@ -19,10 +19,11 @@ from toolnexus.soul.compose import inspect_soul, inspect_soul_async
 __all__ = ["check", "check_async", "check_batch", "failed"]
 
 
-def _result(candidate: Candidate, report: SoulReport) -> PersonaAudit | None:
-    if not candidate[1] and all(file.status == "absent" for file in report.files):
+def _result(target: Target, candidate: Candidate, report: SoulReport) -> PersonaAudit | None:
+    path, always = candidate
+    if not always and all(file.status == "absent" for file in report.files):
         return None  # a folder without any bootstrap file: not a persona
-    return PersonaAudit(report.location, report)
+    return PersonaAudit(target.location(path), report)
 
 
 def failed(target: Target, path: str, error: Exception) -> PersonaAudit:
@@ -36,7 +37,7 @@ def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
         report = inspect_soul(candidate[0], **target.options())
     except Exception as error:
         return failed(target, candidate[0], error)
-    return _result(candidate, report)
+    return _result(target, candidate, report)
 
 
 async def check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
@@ -45,7 +46,7 @@ async def check_async(target: Target, candidate: Candidate) -> PersonaAudit | No
         report = await inspect_soul_async(candidate[0], **target.options())
     except Exception as error:
         return failed(target, candidate[0], error)
-    return _result(candidate, report)
+    return _result(target, candidate, report)
 
 
 async def _gather(target: Target, candidates: Sequence[Candidate]) -> list[PersonaAudit | None]:

@@ -19,7 +19,7 @@ import asyncio
 import concurrent.futures
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from functools import partial
 from typing import Any, TypeVar
 
@@ -35,7 +35,7 @@ BATCH_RETRIES = 2
 T = TypeVar("T")
 
 
-def in_process(listing: Listing, concurrency: int) -> Iterator[PersonaAudit]:
+def in_process(listing: Listing, concurrency: int) -> Generator[PersonaAudit, None, None]:
     """The default executor: asyncio in this process."""
     if listing.target.local:
         for page in listing.pages:
@@ -135,24 +135,29 @@ def _submitter(executor: Any) -> tuple[Callable[..., Any], int]:
     )
 
 
-def on_executor(listing: Listing, executor: Any, concurrency: int) -> Iterator[PersonaAudit]:
-    """Batches of personas on ``executor``; results in listing order as the head batch is done."""
+def on_executor(executor: Any, concurrency: int) -> Callable[[Listing], Generator[PersonaAudit, None, None]]:
+    """How to audit a listing on ``executor`` (checked now, before anything is listed): batches
+    of personas, results in listing order as the head batch is done."""
     submit, slots = _submitter(executor)
     size, limit = batch_plan(concurrency, slots)
-    window: deque[tuple[list[Candidate], Any]] = deque()
-    try:
-        for batch in _batches(listing.pages, size):
-            if len(window) >= limit:
+
+    def run(listing: Listing) -> Generator[PersonaAudit, None, None]:
+        window: deque[tuple[list[Candidate], Any]] = deque()
+        try:
+            for batch in _batches(listing.pages, size):
+                if len(window) >= limit:
+                    yield from _collect(listing, *window.popleft())
+                window.append((batch, submit(check_batch, listing.target, batch)))
+            while window:
                 yield from _collect(listing, *window.popleft())
-            window.append((batch, submit(check_batch, listing.target, batch)))
-        while window:
-            yield from _collect(listing, *window.popleft())
-    finally:
-        for _, future in window:
-            future.cancel()
+        finally:
+            for _, future in window:
+                future.cancel()
+
+    return run
 
 
-def _collect(listing: Listing, batch: list[Candidate], future: Any) -> Iterator[PersonaAudit]:
+def _collect(listing: Listing, batch: list[Candidate], future: Any) -> Generator[PersonaAudit, None, None]:
     try:
         results: list[PersonaAudit | None] = future.result()
     except Exception as error:  # the batch failed for good (a worker died past its retries, …)

@@ -21,7 +21,7 @@ from typing import Any
 from toolnexus._aio import run_on_loop
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import location_error, read_error
-from toolnexus.sources import BootstrapSource, resolve, url_to_fs
+from toolnexus.sources import url_to_fs
 from toolnexus.sources.registry import kind_by_name
 from toolnexus.sources.s3_requests import is_s3
 
@@ -60,15 +60,9 @@ class Target:
             "follow_external_symlinks": self.follow_external_symlinks,
         }
 
-    def source(self, path: str) -> BootstrapSource:
-        return resolve(path, **self.options())
-
     def location(self, path: str) -> str:
-        """The persona's name in reports (what its source calls itself); resolving does no I/O."""
-        try:
-            return self.source(path).location
-        except Exception:
-            return path
+        """The persona's name in results: its path, as a URL on a remote filesystem."""
+        return str(self.fs.unstrip_protocol(path)) if self.fs is not None else path
 
 
 @dataclass

@@ -21,7 +21,9 @@ __all__ = ["report_file"]
 
 
 @contextmanager
-def report_file(out: str, storage_options: Mapping[str, Any] | None = None) -> Iterator[Callable[[str], None]]:
+def report_file(
+    out: str, storage_options: Mapping[str, Any] | None = None
+) -> Iterator[Callable[[str], None]]:
     """A ``write(text)`` function whose text becomes ``out`` when the block ends without error.
 
     A failure to write is an :class:`OSError` naming ``out``; errors of the block pass unchanged.

@@ -24,8 +24,8 @@ ISSUES: tuple[str, ...] = ("truncated", "over-budget", "invalid", "utf16", "miss
 class PersonaAudit:
     """One persona of an audit: its :class:`SoulReport`, or the error that stopped it.
 
-    ``location`` names the persona (as ``report.location`` would); exactly one of ``report`` and
-    ``error`` is set.
+    ``location`` is where the listing found the persona (``report.location`` says where its home
+    turned out to be, e.g. a folder inside a bundle); exactly one of ``report`` and ``error`` is set.
     """
 
     location: str
