@@ -16,7 +16,7 @@ from toolnexus.composer.rules import (
     SoulReport,
 )
 from toolnexus.errors import BootstrapError
-from toolnexus.fleet import AuditSummary, PersonaAudit, audit
+from toolnexus.fleet import AUDIT_ISSUES, AuditSummary, PersonaAudit, audit, dask_client
 from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.models import (
     AnthropicModel,
@@ -38,6 +38,7 @@ from toolnexus.soul.reading import BootstrapFile, read_bootstrap_file
 from toolnexus.sources import BootstrapSource, DictSource, LayeredSource, SourceBase
 
 __all__ = [
+    "AUDIT_ISSUES",
     "BOOTSTRAP_ORDER",
     "HEARTBEAT_OK",
     "MAX_BOOTSTRAP_FILE_BYTES",
@@ -75,6 +76,7 @@ __all__ = [
     "audit",
     "compose_soul",
     "compose_soul_async",
+    "dask_client",
     "inspect_soul",
     "inspect_soul_async",
     "memory_tool",

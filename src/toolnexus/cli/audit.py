@@ -16,10 +16,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from toolnexus.agents import AuditSummary, audit
+from toolnexus.agents import AUDIT_ISSUES, AuditSummary, audit, dask_client
 from toolnexus.cli._support import Subparsers, emit, location, location_options
-from toolnexus.fleet import ISSUES
-from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT, dask_client
+from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
 from toolnexus.fleet.output import report_file
 from toolnexus.sources import is_url
 
@@ -36,13 +35,12 @@ _EXAMPLES = """examples:
 
 
 def _issues(value: str) -> frozenset[str]:
-    """``type=`` for ``--fail-on``: comma-separated names from :data:`ISSUES`."""
+    """``type=`` for ``--fail-on``: comma-separated names from :data:`AUDIT_ISSUES`."""
     names = frozenset(name.strip() for name in value.split(",") if name.strip())
-    unknown = sorted(names - set(ISSUES))
+    unknown = sorted(names - set(AUDIT_ISSUES))
     if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown issue {', '.join(map(repr, unknown)) or repr(value)} (choose from {', '.join(ISSUES)})"
-        )
+        named = ", ".join(map(repr, unknown)) or repr(value)
+        raise argparse.ArgumentTypeError(f"unknown issue {named} (choose from {', '.join(AUDIT_ISSUES)})")
     return names
 
 
@@ -152,7 +150,7 @@ def register(subparsers: Subparsers) -> None:
         type=_issues,
         default=frozenset(),
         metavar="ISSUES",
-        help=f"exit 1 when any persona shows one of these (comma-separated): {', '.join(ISSUES)}",
+        help=f"exit 1 when any persona shows one of these (comma-separated): {', '.join(AUDIT_ISSUES)}",
     )
     parser.add_argument(
         "--output",

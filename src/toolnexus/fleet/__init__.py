@@ -5,6 +5,7 @@ the command line (``toolnexus audit``). Dask is imported only by the caller who 
 """
 
 from toolnexus.fleet.audit import audit
-from toolnexus.fleet.results import ISSUES, AuditSummary, PersonaAudit
+from toolnexus.fleet.cluster import dask_client
+from toolnexus.fleet.results import AUDIT_ISSUES, AuditSummary, PersonaAudit
 
-__all__ = ["ISSUES", "AuditSummary", "PersonaAudit", "audit"]
+__all__ = ["AUDIT_ISSUES", "AuditSummary", "PersonaAudit", "audit", "dask_client"]

@@ -13,11 +13,11 @@ from typing import Any
 
 from toolnexus.composer.rules import SoulReport
 
-__all__ = ["ISSUES", "AuditSummary", "PersonaAudit"]
+__all__ = ["AUDIT_ISSUES", "AuditSummary", "PersonaAudit"]
 
 #: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
 #: soul cut to a budget, invalid bytes replaced, a UTF-16 file, no SOUL.md, a persona that failed.
-ISSUES: tuple[str, ...] = ("truncated", "over-budget", "invalid", "utf16", "missing-soul", "error")
+AUDIT_ISSUES: tuple[str, ...] = ("truncated", "over-budget", "invalid", "utf16", "missing-soul", "error")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ class PersonaAudit:
 
     @property
     def issues(self) -> frozenset[str]:
-        """The :data:`ISSUES` this persona shows (empty when it is fine)."""
+        """The :data:`AUDIT_ISSUES` this persona shows (empty when it is fine)."""
         if self.report is None:
             return frozenset({"error"})
         found: set[str] = set()
@@ -58,7 +58,7 @@ class PersonaAudit:
         """One JSON line of ``toolnexus audit``: the same keys for every persona, failed or not.
 
         ``files`` are :meth:`FileReport.to_dict` (as ``inspect --json`` prints them); ``issues``
-        are in :data:`ISSUES` order; ``error`` is ``{"type", "message"}`` or ``None``.
+        are in :data:`AUDIT_ISSUES` order; ``error`` is ``{"type", "message"}`` or ``None``.
         """
         report = self.report
         soul = report.soul if report is not None else None
@@ -68,7 +68,7 @@ class PersonaAudit:
             "files": [file.to_dict() for file in report.files] if report is not None else [],
             "soul_chars": len(soul) if soul is not None else None,
             "soul_bytes": len(soul.encode("utf-8")) if soul is not None else None,
-            "issues": [issue for issue in ISSUES if issue in self.issues],
+            "issues": [issue for issue in AUDIT_ISSUES if issue in self.issues],
             "error": None
             if self.error is None
             else {"type": type(self.error).__name__, "message": str(self.error)},
@@ -82,7 +82,7 @@ _LABELS = (
     ("invalid", "with invalid bytes"),
     ("utf16", "not UTF-8"),
     ("missing-soul", "missing SOUL.md"),
-    ("error", "errors"),
+    ("error", "error"),
 )
 
 
@@ -92,7 +92,7 @@ class AuditSummary:
 
     personas: int = 0
     ok: int = 0
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ISSUES, 0))
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(AUDIT_ISSUES, 0))
     started: float = field(default_factory=time.perf_counter)
     elapsed: float = 0.0
 
@@ -117,8 +117,11 @@ class AuditSummary:
         return self.personas / self.elapsed if self.elapsed > 0 else 0.0
 
     def line(self) -> str:
-        """``"3 personas: 1 ok, 1 with truncation, … 1 errors; 0.21 s, 14.3 personas/s"``."""
-        counts = ", ".join(f"{self.counts[issue]} {label}" for issue, label in _LABELS)
+        """``"3 personas: 1 ok, 1 with truncation, …, 1 error; 0.21 s, 14.3 personas/s"``."""
+        counts = ", ".join(
+            f"{self.counts[issue]} {label}{'s' if issue == 'error' and self.counts[issue] != 1 else ''}"
+            for issue, label in _LABELS
+        )
         noun = "persona" if self.personas == 1 else "personas"
         return (
             f"{self.personas} {noun}: {self.ok} ok, {counts}; "

@@ -39,7 +39,7 @@ def test_one_json_line_per_persona_and_a_summary_on_stderr(fleet: Path) -> None:
     (summary,) = done.stderr.splitlines()
     assert summary.startswith(
         "toolnexus: audit: 8 personas: 3 ok, 1 with truncation, 0 over budget, 1 with invalid bytes, "
-        "1 not UTF-8, 1 missing SOUL.md, 1 errors; "
+        "1 not UTF-8, 1 missing SOUL.md, 1 error; "
     )
     assert summary.endswith(" personas/s")
 
