@@ -18,7 +18,7 @@ import pytest
 from tests.support import MotoServer, S3Proxy, Status, make_bucket
 from tests.support.fleet import FLEET, ISSUES_BY_PERSONA, place_local, place_s3, typical_fleet
 from toolnexus.agents import PersonaAudit, audit, inspect_soul
-from toolnexus.fleet import listing
+from toolnexus.fleet import executors, listing
 
 BUCKET = "audit-fleet"
 
@@ -132,10 +132,15 @@ def test_the_listing_streams_and_at_most_concurrency_personas_are_started(
     make_bucket(moto_server.endpoint_url, "audit-pages")
     place_s3(moto_server.endpoint_url, "audit-pages", "fleet", typical_fleet(10))
     monkeypatch.setattr(listing, "LIST_PAGE_SIZE", 3)
+    stopped = audit("s3://audit-pages/fleet", storage_options=via_proxy, concurrency=2)
+    assert next(stopped).location == "s3://audit-pages/fleet/p000"
+    stopped.close()  # the caller stops: the read in flight is cancelled, nothing more is listed
+    proxy.wait_until(lambda: proxy.in_flight == 0)
+    assert lists(proxy) == 1
+    assert proxy.count("GET") - lists(proxy) <= 7 * 2  # 7 GETs a persona, 2 in flight
+    proxy.reset()
     results = audit("s3://audit-pages/fleet", storage_options=via_proxy, concurrency=2)
     first = next(results)
-    assert first.location == "s3://audit-pages/fleet/p000"
-    assert proxy.count("GET") - lists(proxy) <= 7 * 2  # 7 GETs a persona, 2 in flight
     assert lists(proxy) == 1
     rest = list(results)
     assert [r.location[-4:] for r in [first, *rest]] == [f"p{i:03d}" for i in range(10)]
@@ -168,6 +173,25 @@ def test_executors_give_the_in_process_results(
         expected = [r.to_dict() for r in audit(prefix, storage_options=options)]
         got = audit(prefix, storage_options=options, executor=executor, concurrency=4)
         assert [r.to_dict() for r in got] == expected
+
+
+def test_a_batch_that_fails_for_good_reports_each_of_its_personas(
+    tmp_path: Path, thread_pool: concurrent.futures.Executor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken pool or a batch past its retries: every persona of it is an error result, in place."""
+    place_local(tmp_path, typical_fleet(6))
+    healthy = executors.check_batch
+
+    def flaky(target: Any, batch: list[Any]) -> list[Any]:
+        if any(path.endswith("p002") for path, _ in batch):
+            raise MemoryError("the worker ran out of memory")  # stands for a worker dying for good
+        return healthy(target, batch)
+
+    monkeypatch.setattr(executors, "check_batch", flaky)
+    results = list(audit(tmp_path, executor=thread_pool, concurrency=4))  # batches of one persona
+    assert sorted(r.location[-4:] for r in results) == [f"p{i:03d}" for i in range(6)]
+    failed = [r for r in results if r.error is not None]
+    assert [(r.location[-4:], str(r.error)) for r in failed] == [("p002", "the worker ran out of memory")]
 
 
 def test_audit_works_inside_a_running_event_loop(s3_fleet: str, s3_options: dict[str, Any]) -> None:
