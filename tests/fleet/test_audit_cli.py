@@ -70,6 +70,7 @@ def test_output_file_gets_the_lines_and_stdout_none(fleet: Path, tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["audit.jsonl", "personas"]  # no temp file left
 
 
+@pytest.mark.slow
 def test_output_on_s3_with_the_o_options(fleet: Path, moto_server: MotoServer) -> None:
     make_bucket(moto_server.endpoint_url, "audit-reports")
     flags = [f"-oendpoint_url={moto_server.endpoint_url}", "-okey=testing", "-osecret=testing"]

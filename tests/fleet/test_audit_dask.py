@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import distributed  # the test extra installs dask[distributed]: never skipped
 import pytest
 
 from tests.support import Hold, MotoServer, ProxyRequest, S3Proxy, make_bucket, s3_storage_options
@@ -21,7 +22,7 @@ from tests.support.cli import run
 from tests.support.fleet import FLEET, ISSUES_BY_PERSONA, place_local, place_s3, typical_fleet
 from toolnexus.agents import PersonaAudit, audit
 
-distributed = pytest.importorskip("distributed", reason="the test extra installs dask[distributed]")
+pytestmark = pytest.mark.slow  # a cluster of worker processes: seconds, not milliseconds
 
 BUCKET = "audit-dask"
 
