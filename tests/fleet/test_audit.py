@@ -13,12 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pytest
 
 from tests.support import MotoServer, S3Proxy, Status, make_bucket
 from tests.support.fleet import FLEET, ISSUES_BY_PERSONA, place_local, place_s3, typical_fleet
 from toolnexus.agents import PersonaAudit, audit, inspect_soul
-from toolnexus.fleet import executors, listing
+from toolnexus.fleet import executors
+from toolnexus.sources import s3 as s3_source
 
 BUCKET = "audit-fleet"
 
@@ -65,6 +67,17 @@ def test_s3_fleet_in_key_order_each_as_inspect_soul_sees_it(
     assert {name: set(r.issues) for name, r in by_name(results).items()} == ISSUES_BY_PERSONA
     for result in results:
         assert result.to_dict() == alone(result, storage_options=s3_options)
+
+
+def test_any_fsspec_filesystem_is_listed_too(local_fleet: Path) -> None:
+    memory = fsspec.filesystem("memory", global_store=False, skip_instance_cache=True)
+    for relative, data in FLEET.items():
+        memory.pipe(f"/personas/{relative}", data)
+    results = list(audit("/personas", fs=memory))
+    assert {name: set(r.issues) for name, r in by_name(results).items()} == ISSUES_BY_PERSONA
+    assert [r.to_dict()["files"] for r in results] == [
+        r.to_dict()["files"] for r in sorted(audit(local_fleet), key=lambda r: r.location)
+    ]
 
 
 def test_a_failing_persona_is_a_result_and_the_audit_goes_on(local_fleet: Path) -> None:
@@ -131,7 +144,7 @@ def test_the_listing_streams_and_at_most_concurrency_personas_are_started(
     """Pages are listed as the audit needs them; reads start only as results are taken."""
     make_bucket(moto_server.endpoint_url, "audit-pages")
     place_s3(moto_server.endpoint_url, "audit-pages", "fleet", typical_fleet(10))
-    monkeypatch.setattr(listing, "LIST_PAGE_SIZE", 3)
+    monkeypatch.setattr(s3_source, "LIST_PAGE_SIZE", 3)
     stopped = audit("s3://audit-pages/fleet", storage_options=via_proxy, concurrency=2)
     assert next(stopped).location == "s3://audit-pages/fleet/p000"
     stopped.close()  # the caller stops: the read in flight is cancelled, nothing more is listed

@@ -57,6 +57,6 @@ def audit(
         storage_options=storage_options,
         fs=fs,
         follow_external_symlinks=follow_external_symlinks,
-        pool=_READS_PER_PERSONA * concurrency,
+        reads=_READS_PER_PERSONA * concurrency,
     )
     return run(listing)

@@ -12,6 +12,7 @@ from toolnexus.errors import BootstrapError
 from toolnexus.sources.freshness import Changes, FreshFile, NotModified, Validators
 
 if TYPE_CHECKING:
+    from toolnexus.sources.children import Pages
     from toolnexus.stores import MemoryStore
 
 __all__ = [
@@ -261,6 +262,12 @@ class SourceBase:
         source that cannot list (HTTP, a plain :class:`BootstrapSource`) has no folders.
         """
         return Reading(self.location, {})
+
+    def children(self) -> Pages | None:
+        """This location's direct children, page by page (see :mod:`.children`), or ``None``
+        when it is one home that holds no others (a bundle, layers, a mapping): the default.
+        A location that does not exist is a :class:`FileNotFoundError` naming it."""
+        return None
 
     def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
         """The :class:`BootstrapSource` view: present regular files only."""

@@ -16,13 +16,14 @@ tail and revalidates with ``If-None-Match``; S3, Azure Blob and GCS name a compa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Hashable, Sequence
+from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from toolnexus._aio import await_on_loop
 from toolnexus._fs import fsspec_files, is_empty_range_error
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, fs_token, read_only
+from toolnexus.sources.children import Pages, fsspec_children
 from toolnexus.sources.registry import (
     ArchiveFile,
     ArchiveKind,
@@ -90,6 +91,16 @@ class FsspecSource(SourceBase):
         if base:
             return f"{base}/{name}"
         return f"/{name}" if self.path.startswith("/") else name
+
+    @classmethod
+    def concurrent_options(cls, storage_options: Mapping[str, Any], reads: int) -> dict[str, Any]:
+        """``storage_options`` for ``reads`` requests in flight at once (``audit`` sizes its
+        filesystem with this); options the caller set win. The default changes nothing."""
+        return dict(storage_options)
+
+    def children(self) -> Pages | None:
+        """The folder's children from one ``ls``; ``None`` when the home is a file."""
+        return fsspec_children(self.fs, self.path, self.location)
 
     def open_bundle(self, kind: ArchiveKind, folder: str | None = None, info: Any = None) -> SourceBase:
         """This path as a bundle of ``kind``; ``info`` is a fresh ``fs.info`` of it, if just looked
