@@ -198,6 +198,10 @@ def _plain_body(prefix: bytes, size: int | None, name: str, layer: str | None) -
     return text.rstrip(), report
 
 
+#: An absent name's report is the same every time (and immutable): built once.
+_ABSENT = {name: FileReport(name, "absent") for name in BOOTSTRAP_ORDER}
+
+
 def _warn_truncated(location: str, name: str, size: int | None, limit: int) -> None:
     logger.warning(
         "%s: %s is %s bytes, over the %d-byte bootstrap cap; truncated",
@@ -326,13 +330,18 @@ def compose_report(
     for name in names:
         prefix = prefixes.get(name)
         if prefix is None:
-            status: FileStatus = "error" if name in errors else "skipped" if name in why else "absent"
-            files.append(FileReport(name, status, reason=errors.get(name) or why.get(name)))
+            if name in errors or name in why:
+                status: FileStatus = "error" if name in errors else "skipped"
+                files.append(FileReport(name, status, reason=errors.get(name) or why.get(name)))
+            else:
+                files.append(_ABSENT[name])
             continue
-        layer = layers.get(name)
-        body, report = normalise_body(prefix, limit=limit, size=sizes.get(name), name=name, layer=layer)
-        if report.truncated:
-            _warn_truncated(location, name, report.size, limit)
+        if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:  # normalise_body's common case
+            body, report = _plain_body(prefix, sizes.get(name), name, layers.get(name))
+        else:
+            body, report = _careful_body(prefix, limit, sizes.get(name), name, layers.get(name))
+            if report.truncated:
+                _warn_truncated(location, name, report.size, limit)
         files.append(report)
         present.append((name, body))
     if budget is not None:

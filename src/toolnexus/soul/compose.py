@@ -94,6 +94,16 @@ def _report(
     )
 
 
+def _inspected(
+    location: str, read: Mapping[str, bytes] | Reading, names: tuple[str, ...], budget: Budget | None
+) -> SoulReport:
+    """The report of a read: plain prefixes (each a whole file within the cap) go straight to
+    the composer, without the entries a :class:`Reading` carries (a tenth of a local report)."""
+    if isinstance(read, Reading):
+        return _report(read, names, budget)
+    return compose_report(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, names=names, budget=budget)
+
+
 def compose_soul(
     dir: str | os.PathLike[str] | Any,
     *,
@@ -215,13 +225,13 @@ def inspect_soul(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
     )
     try:
-        reading = read_entries(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+        read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     except OSError as failure:
         if on_error != "report":
             raise
         reading, errors = _read_each(source, names, failure)
         return _report(reading, names, budget, errors)
-    return _report(reading, names, budget)
+    return _inspected(source.location, read, names, budget)
 
 
 async def compose_soul_parts_async(

@@ -157,11 +157,13 @@ def by_content(reading: Reading, since: Validators | None, tag: Hashable | None 
     return Changes(reading.location, tag, tuple(kept), read)
 
 
-def read_prefixes(source: BootstrapSource, names: Sequence[str], limit: int) -> Mapping[str, bytes] | Reading:
+def read_prefixes(
+    source: BootstrapSource, names: Sequence[str], limit: int, *, exact_sizes: bool = False
+) -> Mapping[str, bytes] | Reading:
     """What ``compose_soul`` needs: plain prefixes where the source can give just those cheaply
     (see :meth:`SourceBase.read_fast`), else a :class:`Reading`."""
     if isinstance(source, SourceBase):
-        return source.read_fast(names, limit)
+        return source.read_fast(names, limit, exact_sizes=exact_sizes)
     return _entries_from_read(source, names, limit)
 
 
@@ -223,10 +225,13 @@ class SourceBase:
         """Default: run the blocking read in a worker thread so the event loop stays free."""
         return await asyncio.to_thread(self.read_entries, names, limit, exact_sizes=exact_sizes)
 
-    def read_fast(self, names: Sequence[str], limit: int) -> Mapping[str, bytes] | Reading:
+    def read_fast(
+        self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
+    ) -> Mapping[str, bytes] | Reading:
         """:meth:`read_entries`, or just ``{name: bytes}`` when every present name is a regular
-        file within the cap and the source can tell that cheaply (the local hot path does)."""
-        return self.read_entries(names, limit)
+        file within the cap (so each size is its length) and the source can tell that cheaply
+        (the local hot path does)."""
+        return self.read_entries(names, limit, exact_sizes=exact_sizes)
 
     def changed_since(
         self, since: Validators | None, names: Sequence[str], limit: int
