@@ -18,7 +18,7 @@ import pytest
 
 from tests.support import MotoServer, S3Proxy, Status, make_bucket
 from tests.support.fleet import FLEET, ISSUES_BY_PERSONA, place_local, place_s3, typical_fleet
-from toolnexus.agents import PersonaAudit, audit, inspect_soul
+from toolnexus.agents import Budget, PersonaAudit, audit, inspect_soul
 from toolnexus.fleet import executors
 from toolnexus.sources import s3 as s3_source
 
@@ -214,6 +214,40 @@ def test_audit_works_inside_a_running_event_loop(s3_fleet: str, s3_options: dict
     assert len(asyncio.run(in_a_notebook())) == len(ISSUES_BY_PERSONA)
 
 
+def test_a_budget_fits_each_persona_as_inspect_soul_does(local_fleet: Path) -> None:
+    budget = Budget(total=60)  # the fleet's small souls exceed it only where a file is long
+    results = by_name(list(audit(local_fleet, budget=budget)))
+    for result in results.values():
+        assert result.to_dict() == alone(result, budget=budget)
+    over = {name for name, r in results.items() if "over-budget" in r.issues}
+    unbudgeted = by_name(list(audit(local_fleet)))
+    assert over == {name for name, r in unbudgeted.items() if r.report and len(r.report.soul) > 60}
+    assert over >= {"aster", "big"}
+    assert "soul_tokens" not in results["aster"].to_dict()  # characters: nothing to count
+
+
+def test_tokens_are_counted_where_the_persona_is_read(tmp_path: Path) -> None:
+    place_local(tmp_path, typical_fleet(3))  # small: a 2 MiB run of one letter is slow to tokenize
+    budget = Budget(unit="tokens")  # no limit: only counts, with the bundled offline encoding
+    results = list(audit(tmp_path, budget=budget))
+    assert len(results) == 3
+    for result in results:
+        assert result.report is not None
+        assert result.soul_tokens == budget.count_tokens(result.report.soul) > 10
+        assert result.to_dict()["soul_tokens"] == result.soul_tokens
+        assert result.ok
+
+
+def test_under_a_profile_every_folder_is_a_persona_and_only_its_files_are_read(local_fleet: Path) -> None:
+    results = by_name(list(audit(local_fleet, profile="subagent")))
+    assert set(results) == set(ISSUES_BY_PERSONA) | {"memory-only"}  # nothing outside the profile is read
+    assert results["memory-only"].report is not None
+    assert results["memory-only"].report.found == []
+    assert results["aster"].report is not None
+    assert [f.name for f in results["aster"].report.files] == ["AGENTS.md", "TOOLS.md"]
+    assert all("missing-soul" not in r.issues for r in results.values())  # SOUL.md is not in the profile
+
+
 def test_bad_arguments_are_refused(local_fleet: Path) -> None:
     with pytest.raises(ValueError, match="concurrency must be a whole number"):
         audit(local_fleet, concurrency=0)
@@ -223,6 +257,10 @@ def test_bad_arguments_are_refused(local_fleet: Path) -> None:
         audit(local_fleet, storage_options={"anon": True})
     with pytest.raises(ValueError, match="empty prefix"):
         audit("")
+    with pytest.raises(ValueError, match="profile='nobody' is not a profile; choose from main, subagent"):
+        audit(local_fleet, profile="nobody")
+    with pytest.raises(TypeError, match="budget must be a Budget"):
+        audit(local_fleet, budget=60_000)
 
 
 def test_the_fleet_files_are_as_the_expectations_say() -> None:

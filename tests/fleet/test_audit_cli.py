@@ -17,7 +17,7 @@ import pytest
 from tests.support import MotoServer, make_bucket
 from tests.support.cli import TOOLNEXUS, run
 from tests.support.fleet import ISSUES_BY_PERSONA, place_local
-from toolnexus.agents import audit
+from toolnexus.agents import Budget, audit
 
 
 @pytest.fixture
@@ -59,6 +59,32 @@ def test_fail_on_nothing_but_errors_passes_a_healthy_fleet(tmp_path: Path) -> No
     done = run("audit", str(tmp_path), "--fail-on", ",".join(["error", "invalid", "truncated", "utf16"]))
     assert done.returncode == 0
     assert "2 personas: 2 ok," in done.stderr
+
+
+def test_budget_flags_as_on_inspect(fleet: Path) -> None:
+    done = run("audit", str(fleet), "--total", "60", "--fail-on", "over-budget")
+    assert done.returncode == 1
+    lines = {
+        json.loads(line)["location"].rsplit("/", 1)[-1]: json.loads(line) for line in done.stdout.splitlines()
+    }
+    assert "over-budget" in lines["aster"]["issues"]
+    assert any(
+        f["budget_truncated"] or f["omitted"] for f in lines["aster"]["files"] if f["status"] == "present"
+    )
+    assert lines["aster"]["soul_chars"] <= 60
+    over = sum("over-budget" in line["issues"] for line in lines.values())
+    assert f", {over} over budget," in done.stderr
+
+
+def test_tokens_and_a_profile(tmp_path: Path) -> None:
+    place_local(tmp_path, {"aster/AGENTS.md": b"Be brief.", "aster/SOUL.md": b"You are Aster."})
+    done = run("audit", str(tmp_path), "--profile", "subagent", "--tokens")
+    assert done.returncode == 0, done.stderr
+    (line,) = map(json.loads, done.stdout.splitlines())
+    assert line["found"] == ["AGENTS.md"]
+    assert [f["name"] for f in line["files"]] == ["AGENTS.md", "TOOLS.md"]
+    assert line["soul_tokens"] == Budget(unit="tokens").count_tokens("## AGENTS.md\n\nBe brief.")
+    assert line["issues"] == []
 
 
 def test_output_file_gets_the_lines_and_stdout_none(fleet: Path, tmp_path: Path) -> None:
@@ -110,6 +136,8 @@ def test_an_unreachable_dask_scheduler_is_one_error_line_naming_it(fleet: Path) 
         (["--fail-on", "errors"], "unknown issue 'errors' (choose from truncated, over-budget"),
         (["--concurrency", "0"], "expected a whole number ≥ 1, got '0'"),
         (["-oanon=true"], "storage options cannot apply"),
+        (["--profile", "nobody"], "invalid choice 'nobody'"),
+        (["--total", "0"], "expected a whole number of at least 1, got '0'"),
     ],
 )
 def test_usage_mistakes_exit_2(fleet: Path, arguments: list[str], message: str) -> None:

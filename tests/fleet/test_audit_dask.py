@@ -20,7 +20,7 @@ import pytest
 from tests.support import Hold, MotoServer, ProxyRequest, S3Proxy, make_bucket, s3_storage_options
 from tests.support.cli import run
 from tests.support.fleet import FLEET, ISSUES_BY_PERSONA, place_local, place_s3, typical_fleet
-from toolnexus.agents import PersonaAudit, audit
+from toolnexus.agents import Budget, PersonaAudit, audit
 
 pytestmark = pytest.mark.slow  # a cluster of worker processes: seconds, not milliseconds
 
@@ -61,6 +61,12 @@ def test_results_equal_the_in_process_audit_on_moto_and_on_disk(
     assert dicts(audit(f"s3://{bucket}/personas", storage_options=options, executor=client)) == expected
     local = place_local(tmp_path / "personas")
     assert dicts(audit(local, executor=client, concurrency=4)) == dicts(audit(local))
+    # A budget travels to the workers by its arguments (the encoding is loaded there).
+    budget = Budget(total=40, unit="tokens")
+    small = f"s3://{bucket}/many"
+    fitted = dicts(audit(small, storage_options=options, budget=budget, executor=client))
+    assert fitted == dicts(audit(small, storage_options=options, budget=budget))
+    assert all("soul_tokens" in line for line in fitted)
 
 
 def test_the_command_on_the_cluster_prints_the_library_s_lines(

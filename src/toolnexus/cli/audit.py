@@ -17,7 +17,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from toolnexus.agents import AUDIT_ISSUES, AuditSummary, audit, dask_client
-from toolnexus.cli._support import Subparsers, emit, location, location_options
+from toolnexus.cli._support import (
+    Subparsers,
+    budget_kwargs,
+    budget_options,
+    emit,
+    location,
+    location_options,
+)
 from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
 from toolnexus.fleet.output import report_file
 from toolnexus.sources import is_url
@@ -29,7 +36,7 @@ EXIT_MATCHED = 1
 
 _EXAMPLES = """examples:
   toolnexus audit personas/
-  toolnexus audit s3://bucket/personas/ --fail-on error,invalid --output audit.jsonl
+  toolnexus audit s3://bucket/personas/ --fail-on error,invalid --total 60000 --output audit.jsonl
   toolnexus audit s3://bucket/personas/ --dask tcp://scheduler:8786 -o profile=prod
 """
 
@@ -115,6 +122,7 @@ def _run(args: argparse.Namespace) -> int:
                 follow_external_symlinks=args.follow_external_symlinks,
                 executor=executor,
                 concurrency=args.concurrency,
+                **budget_kwargs(args),
             )
             with contextlib.closing(results):
                 for result in results:
@@ -131,7 +139,7 @@ def register(subparsers: Subparsers) -> None:
     """Add ``audit PREFIX [--fail-on ISSUES] [--output FILE] [--dask ADDRESS] …``."""
     parser = subparsers.add_parser(
         "audit",
-        parents=[location_options()],
+        parents=[location_options(), budget_options()],
         help="check every persona under a prefix (one JSON line each)",
         description="Check every persona under a prefix: one JSON line per persona on stdout, "
         "a summary on stderr, exit 1 when a persona shows an issue named by --fail-on.",

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator, Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.profiles import select_names
 from toolnexus.fleet.executors import in_process, on_executor
 from toolnexus.fleet.listing import list_prefix
 from toolnexus.fleet.results import PersonaAudit
@@ -22,7 +25,7 @@ def audit(
     *,
     storage_options: Mapping[str, Any] | None = None,
     fs: Any = None,
-    budget: Any = None,
+    budget: Budget | None = None,
     profile: str | None = None,
     executor: Any = None,
     concurrency: int = 64,
@@ -42,9 +45,13 @@ def audit(
     process), any ``concurrent.futures.Executor``, or a ``dask.distributed.Client`` — batches of
     personas run there, Dask retrying a batch whose worker died, and results still come back in
     listing order, each persona exactly once.
+
+    ``budget`` and ``profile`` fit each persona as :func:`inspect_soul` does; a persona cut to
+    its budget shows the issue ``over-budget``, and with a tokenizer ``soul_tokens`` counts its
+    soul. Under a ``profile`` every child folder is a persona, even one without the profile's
+    files (the others are never read, so an empty soul is reported rather than guessed away).
     """
-    if budget is not None or profile is not None:
-        raise NotImplementedError("audit: budget= and profile= need Budget and PROFILES (issue 19)")
+    budget, _ = checked_budget(budget), select_names(profile=profile)  # bad ones fail here, named
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a whole number of personas ≥ 1, got {concurrency!r}")
     run = (
@@ -59,4 +66,4 @@ def audit(
         follow_external_symlinks=follow_external_symlinks,
         reads=_READS_PER_PERSONA * concurrency,
     )
-    return run(listing)
+    return run(replace(listing, target=replace(listing.target, budget=budget, profile=profile)))

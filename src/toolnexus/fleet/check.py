@@ -20,10 +20,13 @@ __all__ = ["check", "check_async", "check_batch", "failed"]
 
 
 def _result(target: Target, candidate: Candidate, report: SoulReport) -> PersonaAudit | None:
+    """``None`` for a folder without any bootstrap file: not a persona. Under a profile every
+    folder is one, since files outside the profile are never read (an empty soul is reported)."""
     path, always = candidate
-    if not always and all(file.status == "absent" for file in report.files):
-        return None  # a folder without any bootstrap file: not a persona
-    return PersonaAudit(target.location(path), report)
+    if not (always or target.profile or report.found) and all(f.status == "absent" for f in report.files):
+        return None
+    tokens = target.budget.count_tokens(report.soul) if target.budget is not None else None
+    return PersonaAudit(target.location(path), report, soul_tokens=tokens)
 
 
 def failed(target: Target, path: str, error: Exception) -> PersonaAudit:

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolnexus.composer.budget import Budget
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.sources import SourceBase, backend, is_url, resolve
 from toolnexus.sources.children import Child, Pages
@@ -39,6 +40,9 @@ class Target:
     fs: Any = None
     storage_options: Mapping[str, Any] | None = None
     follow_external_symlinks: bool = False
+    #: What each persona is fitted to and which of its files are read (as for ``inspect_soul``).
+    budget: Budget | None = None
+    profile: str | None = None
 
     @property
     def local(self) -> bool:
@@ -52,6 +56,8 @@ class Target:
             "fs": self.fs,
             "storage_options": self.storage_options,
             "follow_external_symlinks": self.follow_external_symlinks,
+            "budget": self.budget,
+            "profile": self.profile,
         }
 
     def location(self, path: str) -> str:

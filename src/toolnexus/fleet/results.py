@@ -31,6 +31,8 @@ class PersonaAudit:
     location: str
     report: SoulReport | None = None
     error: Exception | None = None
+    #: The soul's tokens, counted by the budget's tokenizer (``None`` without one).
+    soul_tokens: int | None = None
 
     @property
     def issues(self) -> frozenset[str]:
@@ -47,6 +49,8 @@ class PersonaAudit:
                 found.add("utf16")
             if file.name == "SOUL.md" and file.status != "present":
                 found.add("missing-soul")
+            if file.budget_truncated or file.omitted:
+                found.add("over-budget")
         return frozenset(found)
 
     @property
@@ -58,16 +62,19 @@ class PersonaAudit:
         """One JSON line of ``toolnexus audit``: the same keys for every persona, failed or not.
 
         ``files`` are :meth:`FileReport.to_dict` (as ``inspect --json`` prints them); ``issues``
-        are in :data:`AUDIT_ISSUES` order; ``error`` is ``{"type", "message"}`` or ``None``.
+        are in :data:`AUDIT_ISSUES` order; ``error`` is ``{"type", "message"}`` or ``None``;
+        ``soul_tokens`` is there when the budget counts tokens (``--tokens``).
         """
         report = self.report
         soul = report.soul if report is not None else None
+        tokens = {} if self.soul_tokens is None else {"soul_tokens": self.soul_tokens}
         return {
             "location": self.location,
             "found": list(report.found) if report is not None else [],
             "files": [file.to_dict() for file in report.files] if report is not None else [],
             "soul_chars": len(soul) if soul is not None else None,
             "soul_bytes": len(soul.encode("utf-8")) if soul is not None else None,
+            **tokens,
             "issues": [issue for issue in AUDIT_ISSUES if issue in self.issues],
             "error": None
             if self.error is None
