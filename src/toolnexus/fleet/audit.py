@@ -44,7 +44,8 @@ def audit(
     yielded), so memory does not grow with the fleet. ``executor``: ``None`` (asyncio in this
     process), any ``concurrent.futures.Executor``, or a ``dask.distributed.Client`` — batches of
     personas run there, Dask retrying a batch whose worker died, and results still come back in
-    listing order, each persona exactly once.
+    listing order, each persona exactly once. ``close()`` the iterator to stop early: reads
+    in flight are cancelled.
 
     ``budget`` and ``profile`` fit each persona as :func:`inspect_soul` does; a persona cut to
     its budget shows the issue ``over-budget``, and with a tokenizer ``soul_tokens`` counts its
