@@ -116,10 +116,15 @@ def test_a_bundle_prefix_is_the_one_persona(local_fleet: Path, name: str) -> Non
     assert result.location == str(local_fleet / name)
 
 
-def test_a_bundle_prefix_on_s3_is_the_one_persona(s3_fleet: str, s3_options: dict[str, Any]) -> None:
+def test_a_bundle_or_a_home_prefix_on_s3_is_the_one_persona(
+    s3_fleet: str, s3_options: dict[str, Any]
+) -> None:
     (result,) = audit(f"{s3_fleet}/bundle.zip", storage_options=s3_options)
     assert result.report is not None
     assert result.report.found == ["SOUL.md", "USER.md"]
+    (home,) = audit(f"{s3_fleet}/aster/", storage_options=s3_options)
+    assert home.location == f"{s3_fleet}/aster"
+    assert home.to_dict() == alone(home, storage_options=s3_options)
 
 
 def test_a_missing_prefix_is_an_error_naming_it_at_the_call(

@@ -20,7 +20,7 @@ from typing import Any
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.sources import SourceBase, backend, is_url, resolve
-from toolnexus.sources.children import Child, Pages
+from toolnexus.sources.children import Pages
 from toolnexus.sources.registry import kind_by_name
 
 __all__ = ["Candidate", "Listing", "Target", "list_prefix"]
@@ -96,10 +96,8 @@ def list_prefix(
     pages = source.children() if isinstance(source, SourceBase) else None
     if pages is None:  # a bundle (or a chained URL naming one): the prefix is the one persona
         return Listing(source.location, Target(fs, options, follow_external_symlinks), iter([[(path, True)]]))
-    home_fs = getattr(source, "fs", None)
-    home = str(getattr(source, "path", None) or getattr(source, "root", path))
-    target = Target(home_fs, None, follow_external_symlinks)
-    return Listing(source.location, target, _candidates(home, pages))
+    target = Target(getattr(source, "fs", None), None, follow_external_symlinks)  # fsspec sources have one
+    return Listing(source.location, target, _candidates(pages))
 
 
 def _sized(url: str, options: Mapping[str, Any] | None, reads: int) -> Mapping[str, Any] | None:
@@ -109,31 +107,19 @@ def _sized(url: str, options: Mapping[str, Any] | None, reads: int) -> Mapping[s
     return sized(options or {}, reads) if sized is not None else options
 
 
-def _candidates(home: str, pages: Pages) -> Iterator[list[Candidate]]:
-    """Children → candidates, page by page, in listing order; ``home`` itself counts once."""
+def _candidates(pages: Pages) -> Iterator[list[Candidate]]:
+    """Children → candidates, page by page, in listing order; the prefix itself counts once,
+    where its first bootstrap file is listed (its path is that file's folder)."""
     home_seen = False
     for page in pages:
         candidates: list[Candidate] = []
         for child in page:
-            candidate = _candidate(child)
-            if candidate is _HOME:
-                if home_seen:
-                    continue
-                home_seen, candidate = True, (home, True)
-            if candidate is not None:
-                candidates.append(candidate)
+            if child.folder:
+                candidates.append((child.path, False))
+            elif child.name in _BOOTSTRAP_NAMES:
+                if not home_seen:
+                    home_seen = True
+                    candidates.append((child.path[: -len(child.name) - 1], True))
+            elif kind_by_name(child.name) is not None:
+                candidates.append((child.path, True))
         yield candidates
-
-
-#: A bootstrap file among the children: the prefix itself is a home.
-_HOME: Candidate = ("", True)
-
-
-def _candidate(child: Child) -> Candidate | None:
-    if child.folder:
-        return (child.path, False)
-    if child.name in _BOOTSTRAP_NAMES:
-        return _HOME
-    if kind_by_name(child.name) is not None:
-        return (child.path, True)
-    return None
