@@ -19,9 +19,7 @@ from typing import Any
 
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
-from toolnexus.sources import SourceBase, backend, is_url, resolve
-from toolnexus.sources.children import Pages
-from toolnexus.sources.registry import kind_by_name
+from toolnexus.sources import Pages, backend, is_url, kind_by_name, resolve
 
 __all__ = ["Candidate", "Listing", "Target", "list_prefix"]
 
@@ -93,7 +91,8 @@ def list_prefix(
         raise ValueError("empty prefix: name a folder ('.' for the current one) or a URL")
     options = _sized(path, storage_options, reads) if fs is None and is_url(path) else storage_options
     source = resolve(path, storage_options=options, fs=fs, follow_external_symlinks=follow_external_symlinks)
-    pages = source.children() if isinstance(source, SourceBase) else None
+    children = getattr(source, "children", None)  # a source of your own may not list: one persona
+    pages = children() if callable(children) else None
     if pages is None:  # a bundle (or a chained URL naming one): the prefix is the one persona
         return Listing(source.location, Target(fs, options, follow_external_symlinks), iter([[(path, True)]]))
     target = Target(getattr(source, "fs", None), None, follow_external_symlinks)  # fsspec sources have one

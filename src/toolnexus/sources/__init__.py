@@ -27,6 +27,7 @@ from toolnexus.sources.base import (
     writer_of,
 )
 from toolnexus.sources.bundle import ZIP, BundleSource
+from toolnexus.sources.children import Child, Pages
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.gcs import GcsSource
@@ -42,6 +43,7 @@ from toolnexus.sources.registry import (
     archive_kinds,
     backend,
     backends,
+    kind_by_name,
     register_archive,
     register_filesystem_source,
 )
@@ -58,6 +60,7 @@ __all__ = [
     "BootstrapSource",
     "BundleSource",
     "Changes",
+    "Child",
     "DictSource",
     "Entry",
     "EntrySourceBase",
@@ -70,6 +73,7 @@ __all__ = [
     "LocalSource",
     "Location",
     "NotModified",
+    "Pages",
     "Reading",
     "S3Source",
     "S3ZipBundle",
@@ -84,6 +88,7 @@ __all__ = [
     "changed_since",
     "changed_since_async",
     "is_url",
+    "kind_by_name",
     "open_source",
     "read_entries",
     "read_entries_async",
