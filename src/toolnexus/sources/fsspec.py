@@ -51,6 +51,13 @@ def _means_absent_or_empty(result: BaseException) -> bool:
     return isinstance(result, FileNotFoundError | IsADirectoryError) or is_empty_range_error(result)
 
 
+def _answered(results: list[Any], limit: int, exact_sizes: bool) -> bool:
+    """Whether the batch alone answers the read, with no lookup (a blocking call, made in a
+    thread): something was found, and no exact size is wanted for a file over the cap."""
+    found = [result for result in results if not isinstance(result, BaseException)]
+    return bool(found) and not (exact_sizes and any(len(result) > limit for result in found))
+
+
 def _awaitable(fs: Any) -> bool:
     """Whether ``fs``'s coroutines really are async. A wrapper such as ``DirFileSystem`` claims
     ``async_impl`` whatever it wraps, and delegates the coroutines to a sync filesystem that has none."""
@@ -197,7 +204,7 @@ class FsspecSource(SourceBase):
             results = await await_on_loop(self.fs, coroutine)
         except Exception as error:
             raise read_error(error, self.location, None) from error
-        if any(not isinstance(result, BaseException) for result in results) and not exact_sizes:
+        if _answered(results, limit, exact_sizes):
             return self._finish(names, results, limit, exact_sizes)
         return await asyncio.to_thread(self._finish, names, results, limit, exact_sizes)
 
