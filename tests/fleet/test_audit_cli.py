@@ -134,8 +134,8 @@ def test_an_unreachable_dask_scheduler_is_one_error_line_naming_it(fleet: Path) 
     ("arguments", "message"),
     [
         (["--fail-on", "errors"], "unknown issue 'errors' (choose from truncated, over-budget"),
-        (["--concurrency", "0"], "expected a whole number ≥ 1, got '0'"),
-        (["-oanon=true"], "storage options cannot apply"),
+        (["--concurrency", "0"], "expected a whole number of at least 1, got '0'"),
+        (["-oanon=true"], "-o options cannot apply: neither"),
         (["--profile", "nobody"], "invalid choice 'nobody'"),
         (["--total", "0"], "expected a whole number of at least 1, got '0'"),
     ],

@@ -17,14 +17,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from toolnexus.agents import AUDIT_ISSUES, AuditSummary, audit, dask_client
-from toolnexus.cli._support import (
-    Subparsers,
-    budget_kwargs,
-    budget_options,
-    emit,
-    location,
-    location_options,
-)
+from toolnexus.cli._support import Subparsers, add_command, budget_kwargs, emit, location
+from toolnexus.cli._wording import for_people
 from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
 from toolnexus.fleet.output import report_file
 from toolnexus.sources import is_url
@@ -57,8 +51,18 @@ def _positive(value: str) -> int:
     except ValueError:
         number = 0
     if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {value!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
     return number
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {value!r}")
+    return seconds
 
 
 @contextmanager
@@ -104,10 +108,16 @@ def _progress(args: argparse.Namespace) -> Iterator[Callable[[], None]]:
         yield bar.update
 
 
+def _line(line: dict[str, Any]) -> dict[str, Any]:
+    """A persona's line as people read it: an error's message names flags, not Python names."""
+    error = line["error"]
+    return line if error is None else {**line, "error": {**error, "message": for_people(error["message"])}}
+
+
 def _run(args: argparse.Namespace) -> int:
     options = args.storage_options
     if options and not (is_url(args.prefix) or (args.output and is_url(args.output))):
-        raise TypeError(f"storage options cannot apply: neither {args.prefix!r} nor the output is a URL")
+        raise TypeError(f"-o options cannot apply: neither {args.prefix!r} nor --output is a URL")
     summary = AuditSummary()
     matched = 0
     # Each persona's truncation is in its line and the summary: no warning per file on stderr.
@@ -127,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
             with contextlib.closing(results):
                 for result in results:
                     matched += bool(summary.add(result) & args.fail_on)
-                    write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+                    write(json.dumps(_line(result.to_dict()), ensure_ascii=False) + "\n")
                     advance()
     finally:
         logger.setLevel(level)
@@ -137,15 +147,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def register(subparsers: Subparsers) -> None:
     """Add ``audit PREFIX [--fail-on ISSUES] [--output FILE] [--dask ADDRESS] …``."""
-    parser = subparsers.add_parser(
-        "audit",
-        parents=[location_options(), budget_options()],
-        help="check every persona under a prefix (one JSON line each)",
-        description="Check every persona under a prefix: one JSON line per persona on stdout, "
-        "a summary on stderr, exit 1 when a persona shows an issue named by --fail-on.",
-        epilog=_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    summary = "check every persona under a prefix, one JSON line each"
+    parser = add_command(subparsers, "audit", summary, _EXAMPLES, _run, budget=True)
     parser.add_argument(
         "prefix",
         type=location,
@@ -181,7 +184,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--dask-timeout",
-        type=float,
+        type=_seconds,
         default=DEFAULT_CONNECT_TIMEOUT,
         metavar="SECONDS",
         help=f"give up on an unreachable scheduler after SECONDS (default {DEFAULT_CONNECT_TIMEOUT:g})",
@@ -192,4 +195,3 @@ def register(subparsers: Subparsers) -> None:
         default=None,
         help="show a progress counter on stderr (default: when stderr is a terminal; needs tqdm)",
     )
-    parser.set_defaults(handler=_run)
