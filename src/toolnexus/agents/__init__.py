@@ -33,7 +33,7 @@ from toolnexus.runtime.session import Session, SyncSession
 from toolnexus.runtime.tools import Tool
 from toolnexus.soul.bundling import write_bundle
 from toolnexus.soul.cache import SoulCache
-from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul, inspect_soul_async
+from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
 from toolnexus.soul.reading import BootstrapFile, read_bootstrap_file
 from toolnexus.sources import BootstrapSource, DictSource, LayeredSource, SourceBase
 
@@ -78,7 +78,6 @@ __all__ = [
     "compose_soul_async",
     "dask_client",
     "inspect_soul",
-    "inspect_soul_async",
     "memory_tool",
     "read_bootstrap_file",
     "write_bundle",

@@ -45,24 +45,19 @@ def _issues(value: str) -> frozenset[str]:
     return names
 
 
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
-    return number
+def _above_zero(convert: Callable[[str], float], wording: str) -> Callable[[str], Any]:
+    """``type=`` for a number above 0 (``convert``: ``int`` or ``float``), refused in ``wording``."""
 
+    def parse(value: str) -> Any:
+        try:
+            number = convert(value)
+        except ValueError:
+            number = 0
+        if not number > 0:
+            raise argparse.ArgumentTypeError(f"expected {wording}, got {value!r}")
+        return number
 
-def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = 0.0
-    if not seconds > 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {value!r}")
-    return seconds
+    return parse
 
 
 @contextmanager
@@ -171,7 +166,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--concurrency",
-        type=_positive,
+        type=_above_zero(int, "a whole number of at least 1"),
         default=64,
         metavar="N",
         help="personas in flight at once, and at most held in memory (default 64)",
@@ -184,7 +179,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--dask-timeout",
-        type=_seconds,
+        type=_above_zero(float, "a number of seconds above 0"),
         default=DEFAULT_CONNECT_TIMEOUT,
         metavar="SECONDS",
         help=f"give up on an unreachable scheduler after SECONDS (default {DEFAULT_CONNECT_TIMEOUT:g})",

@@ -183,18 +183,8 @@ def _plain_body(prefix: bytes, size: int | None, name: str, layer: str | None) -
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\ufffd" in text:
         replaced = text.count("\ufffd") - prefix.count(_LITERAL_REPLACEMENT_CHAR)
-    report = FileReport(
-        name,
-        "present",
-        len(prefix) if size is None else size,
-        len(prefix),
-        False,
-        "utf-8",
-        False,
-        endings,
-        replaced,
-        layer,
-    )
+    size = len(prefix) if size is None else size
+    report = FileReport(name, "present", size, len(prefix), False, "utf-8", False, endings, replaced, layer)
     return text.rstrip(), report
 
 

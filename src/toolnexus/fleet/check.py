@@ -11,10 +11,12 @@ import asyncio
 import pickle
 from collections.abc import Sequence
 
+from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import SoulReport
 from toolnexus.fleet.listing import Candidate, Target
 from toolnexus.fleet.results import PersonaAudit
-from toolnexus.soul.compose import inspect_soul, inspect_soul_async
+from toolnexus.soul.compose import inspect_soul, inspect_source_async
+from toolnexus.sources import resolve
 
 __all__ = ["check", "check_async", "check_batch", "failed"]
 
@@ -46,7 +48,14 @@ def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
 async def check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
     """Audit one persona on the running event loop (remote reads are awaited, not threaded)."""
     try:
-        report = await inspect_soul_async(candidate[0], **target.options())
+        source = resolve(
+            candidate[0],
+            fs=target.fs,
+            storage_options=target.storage_options,
+            follow_external_symlinks=target.follow_external_symlinks,
+        )
+        names = select_names(profile=target.profile)
+        report = await inspect_source_async(source, budget=target.budget, names=names)
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(target, candidate, report)

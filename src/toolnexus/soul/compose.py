@@ -39,7 +39,7 @@ __all__ = [
     "compose_soul_async",
     "compose_soul_parts_async",
     "inspect_soul",
-    "inspect_soul_async",
+    "inspect_source_async",
 ]
 
 
@@ -251,20 +251,11 @@ async def compose_soul_parts_async(
     return Soul.from_sections(zip(found, sections, strict=True), persona=persona), found
 
 
-async def inspect_soul_async(
-    dir: str | os.PathLike[str] | Any,
-    *,
-    storage_options: Mapping[str, Any] | None = None,
-    fs: Any = None,
-    follow_external_symlinks: bool = False,
-    budget: Budget | None = None,
-    files: Iterable[str] | None = None,
-    profile: str | None = None,
+async def inspect_source_async(
+    source: BootstrapSource, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
 ) -> SoulReport:
-    """:func:`inspect_soul` for event loops (what ``audit`` runs for each remote persona)."""
-    names, budget = select_names(files, profile), checked_budget(budget)
-    source = resolve(
-        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow_external_symlinks
-    )
+    """:func:`inspect_soul` for event loops, on a resolved source (``names`` already selected,
+    ``budget`` already checked): what ``audit`` runs for each remote persona, the reads awaited
+    on the filesystem's own loop."""
     reading = await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     return _report(reading, names, budget)
