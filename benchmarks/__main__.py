@@ -1,9 +1,9 @@
-"""Run every performance target (issues 3 and 12) against its baseline, in one run: ``python -m benchmarks``.
+"""Every performance target (issues 3, 12, 22 and 23) against its baseline, in one run: ``python -m benchmarks``.
 
 Prints a Markdown table and writes the same figures as JSON (and, with matplotlib, a PNG of the
 scaling curves) to ``benchmarks/results/`` — or to ``--out``. ``--quick`` is a smoke run.
 Issue 20's prompt-cache figures (token counts, not timings) come first; ``--only prompt-cache``
-runs them alone.
+runs them alone, ``--only engines`` issue 22's rows, ``--only audit`` issue 23's.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import budgets, cache, engines, fleet, layers, local, prompt_cache, remote
+from benchmarks import audit, budgets, cache, engines, fleet, layers, local, prompt_cache, remote
 from benchmarks.harness import MIB, Row, table, write_json
 from benchmarks.plot import plot_scaling
 from benchmarks.servers import s3_environment
@@ -36,6 +36,8 @@ class Plan:
     short_latency: float
     persona_counts: list[int]
     sizes: list[int]
+    audit_count: int
+    audit_small: int
     engine_calls: int = 20
 
 
@@ -52,6 +54,8 @@ FULL = Plan(
     short_latency=0.05,
     persona_counts=[1, 2, 4, 8, 16, 32, 64],
     sizes=[k * 1024 for k in (4, 16, 64, 256, 512, 1024, 1536, 2048, 4096, 16384, 65536)],
+    audit_count=2000,
+    audit_small=500,
 )
 QUICK = Plan(
     rounds=5,
@@ -66,13 +70,26 @@ QUICK = Plan(
     short_latency=0.05,
     persona_counts=[1, 4, 16],
     sizes=[k * 1024 for k in (16, 512, 2048, 8192)],
+    audit_count=200,
+    audit_small=50,
 )
 
 
-def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dict[str, object]]:
-    def step(label: str) -> None:
-        print(f"… {label}", file=sys.stderr, flush=True)
+def step(label: str) -> None:
+    print(f"… {label}", file=sys.stderr, flush=True)
 
+
+def run_audit(plan: Plan, work: Path) -> list[Row]:
+    """Issue 23's rows: a local folder, then fleets on moto in process and on a LocalCluster."""
+    step("audit: local folder")
+    rows = [audit.target_audit_local(work, plan.rounds)]
+    with s3_environment() as s3:
+        step(f"audit: {plan.audit_count} personas on moto, in process and on a LocalCluster")
+        rows += audit.target_audit_s3(s3, plan.audit_count, plan.audit_small)
+    return rows
+
+
+def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dict[str, object]]:
     if only == "budgets":
         step("budgets")
         return budgets.targets(work, plan.rounds, plan.local_calls), {}
@@ -85,6 +102,8 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
             step("engines: memory edits")
             engine_rows.append(engines.target_memory_edits(s3))
         return engine_rows, {}
+    if only == "audit":
+        return run_audit(plan, work), {}
     step("prompt cache: a 20,000-token soul against loopback providers")
     rows: list[Row] = prompt_cache.target_prompt_cache(work)
     if only == "prompt-cache":
@@ -117,6 +136,7 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
         rows += engines.target_cpu(s3, plan.rounds, plan.engine_calls)
         rows += engines.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency)
         rows.append(engines.target_memory_edits(s3))
+    rows += run_audit(plan, work)
     step("scaling")
     scaling_rows, curves = local.scaling(work, plan.rounds, plan.persona_counts, plan.sizes)
     rows += scaling_rows
@@ -129,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where to write")
     parser.add_argument(
         "--only",
-        choices=["budgets", "prompt-cache", "engines"],
-        help="run one group of targets (issue 19's budgets, issue 20's prompt cache, issue 22's engines)",
+        choices=["budgets", "prompt-cache", "engines", "audit"],
+        help="run one group of targets (issue 19's budgets, 20's prompt cache, 22's engines, 23's audit)",
     )
     args = parser.parse_args(argv)
     logging.getLogger("toolnexus").setLevel(logging.ERROR)  # truncation warnings are expected here

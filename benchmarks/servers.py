@@ -13,6 +13,8 @@ it affects (target 3 at 50 ms, target 4's "where the time goes").
 
 from __future__ import annotations
 
+import base64
+import json
 import secrets
 import subprocess
 import sys
@@ -59,16 +61,35 @@ def _keep_object_bytes_in_memory() -> None:
 
 
 def serve_moto() -> None:
-    """The moto child: moto's S3 application on 127.0.0.1, until stdin closes. Racing conditional
-    PUTs are decided atomically, as S3 decides them (``linearizable_puts``: the memory-edit rows)."""
+    """The moto child: moto's S3 application on 127.0.0.1, until stdin closes.
+
+    Racing conditional PUTs are decided atomically, as S3 decides them (``linearizable_puts``: the
+    memory-edit rows). Each line on stdin is a fleet to store (see :meth:`S3.put_fleet`), answered
+    with ``ok``.
+    """
     from tests.support.s3 import linearizable_puts  # noqa: PLC0415
 
     _keep_object_bytes_in_memory()
     with linearizable_puts():
         server = start_moto_server()
         print(server.endpoint_url, flush=True)
-        sys.stdin.read()  # until the parent closes our stdin
+        for line in sys.stdin:  # until the parent closes our stdin
+            _store_fleet(**json.loads(line))
+            print("ok", flush=True)
         server.stop()
+
+
+def _store_fleet(bucket: str, prefix: str, count: int, files: dict[str, str]) -> None:
+    """``count`` personas ``{prefix}p00000/…`` straight into moto's backend: 14,000 PUTs over HTTP
+    would take minutes of moto's CPU, and the benchmarks measure reads."""
+    from moto.core import DEFAULT_ACCOUNT_ID  # noqa: PLC0415  (only in the server's process)
+    from moto.s3.models import s3_backends  # noqa: PLC0415
+
+    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
+    data = {name: base64.b64decode(text) for name, text in files.items()}
+    for index in range(count):
+        for name, body in data.items():
+            backend.put_object(bucket, f"{prefix}p{index:05d}/{name}", body)
 
 
 def serve_proxy(upstream: str, port: int, authkey: str) -> None:
@@ -167,12 +188,26 @@ class S3:
     proxy: ProxyProcess
     #: The moto server's process id, for its CPU time.
     pid: int
+    #: The moto child itself (its stdin takes fleets to store).
+    moto: subprocess.Popen[str] | None = None
 
     def options(self, **extra: Any) -> dict[str, Any]:
         return s3_storage_options(self.proxy.endpoint_url, **extra)
 
     def put(self, objects: dict[str, bytes]) -> None:
         put_objects(self.endpoint, BUCKET, objects)
+
+    def put_fleet(self, prefix: str, count: int, files: dict[str, bytes]) -> None:
+        """``count`` personas holding ``files`` under ``prefix`` (``p00000/``, …), stored by moto itself."""
+        moto = self.moto
+        if moto is None or moto.stdin is None or moto.stdout is None:
+            raise RuntimeError("this S3 has no moto child to store a fleet")
+        encoded = {name: base64.b64encode(data).decode() for name, data in files.items()}
+        command = {"bucket": BUCKET, "prefix": prefix, "count": count, "files": encoded}
+        moto.stdin.write(json.dumps(command) + "\n")
+        moto.stdin.flush()
+        if moto.stdout.readline().strip() != "ok":
+            raise RuntimeError("moto did not store the fleet")
 
     def observe(self, function: Callable[[], object], latency: float = 0.0) -> tuple[float, ProxyProcess]:
         """Run once with a fresh request log; returns the wall time."""
@@ -196,7 +231,7 @@ def s3_environment() -> Iterator[S3]:
         proxy = ProxyProcess(endpoint)
         try:
             make_bucket(endpoint, BUCKET)
-            yield S3(endpoint, proxy, child.pid)
+            yield S3(endpoint, proxy, child.pid, child)
         finally:
             proxy.stop()
     finally:

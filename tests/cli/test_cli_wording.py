@@ -94,6 +94,13 @@ ERROR_PATHS: dict[str, tuple[list[str], str]] = {
             ("unknown-provider", ["--model", "m", "--provider", "opneai"], "did you mean 'openai'?"),
         )
     },
+    # audit
+    "audit-missing": (["audit", "{missing}"], "no such prefix"),
+    "audit-options-on-paths": (["audit", "{home}", "-o", "anon=true"], "-o options cannot apply"),
+    "audit-unknown-issue": (["audit", "{home}", "--fail-on", "errors"], "choose from truncated"),
+    "audit-concurrency-0": (["audit", "{home}", "--concurrency", "0"], "--concurrency"),
+    "audit-unknown-profile": (["audit", "{home}", "--profile", "grup"], "did you mean 'group'?"),
+    "audit-external-symlink": (["audit", "{linked}", "--fail-on", "error"], "--follow-external-symlinks"),
     # help and completion
     "help-unknown-command": (["help", "bundel"], "did you mean 'bundle'?"),
     "completion-unknown-shell": (["completion", "csh"], "invalid choice 'csh'"),

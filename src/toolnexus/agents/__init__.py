@@ -16,6 +16,7 @@ from toolnexus.composer.rules import (
     SoulReport,
 )
 from toolnexus.errors import BootstrapError
+from toolnexus.fleet import AUDIT_ISSUES, AuditSummary, PersonaAudit, audit, dask_client
 from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.models import (
     AnthropicModel,
@@ -37,6 +38,7 @@ from toolnexus.soul.reading import BootstrapFile, read_bootstrap_file
 from toolnexus.sources import BootstrapSource, DictSource, LayeredSource, ObstoreSource, SourceBase
 
 __all__ = [
+    "AUDIT_ISSUES",
     "BOOTSTRAP_ORDER",
     "HEARTBEAT_OK",
     "MAX_BOOTSTRAP_FILE_BYTES",
@@ -45,6 +47,7 @@ __all__ = [
     "Agent",
     "AgentTool",
     "AnthropicModel",
+    "AuditSummary",
     "BootstrapError",
     "BootstrapFile",
     "BootstrapSource",
@@ -57,6 +60,7 @@ __all__ = [
     "ModelReply",
     "ObstoreSource",
     "OpenAIChatModel",
+    "PersonaAudit",
     "RunResult",
     "Session",
     "Soul",
@@ -70,8 +74,10 @@ __all__ = [
     "Usage",
     "agent_from_dir",
     "anthropic_tool_result",
+    "audit",
     "compose_soul",
     "compose_soul_async",
+    "dask_client",
     "inspect_soul",
     "memory_tool",
     "read_bootstrap_file",

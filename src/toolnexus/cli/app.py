@@ -20,6 +20,7 @@ from typing import cast
 from toolnexus import __version__
 from toolnexus.agents import ModelError
 from toolnexus.cli import agent as agent_cli
+from toolnexus.cli import audit as audit_cli
 from toolnexus.cli import bundle as bundle_cli
 from toolnexus.cli import memory as memory_cli
 from toolnexus.cli import meta as meta_cli
@@ -41,6 +42,7 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     bundle_cli.register,
     memory_cli.register,
     agent_cli.register,
+    audit_cli.register,
 ]
 
 

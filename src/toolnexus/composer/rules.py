@@ -139,6 +139,15 @@ def normalise_body(
 
     ``prefix`` longer than ``limit`` means the file was longer than the cap.
     """
+    if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:
+        return _plain_body(prefix, size, name, layer)
+    return _careful_body(prefix, limit, size, name, layer)
+
+
+def _careful_body(
+    prefix: bytes, limit: int, size: int | None, name: str, layer: str | None
+) -> tuple[str, FileReport]:
+    """:func:`normalise_body` by the general rule: BOMs, UTF-16, the cap and a cut character."""
     body, text, start, stop, truncated, encoding = _body(prefix, limit)
     replaced = 0
     if "\ufffd" in text:  # O(1) for ASCII text: CPython compares the strings' widths first
@@ -160,6 +169,27 @@ def normalise_body(
         layer=layer,
     )
     return body + (TRUNCATION_NOTICE if truncated else ""), report
+
+
+def _plain_body(prefix: bytes, size: int | None, name: str, layer: str | None) -> tuple[str, FileReport]:
+    """:func:`normalise_body` for the common case, as :func:`compose` inlines it: under the cap
+    and no byte-order mark, the rules reduce to decode, newlines, rstrip. ``inspect_soul`` and
+    ``audit`` run this for every file; a Hypothesis property keeps it equal to :func:`_careful_body`."""
+    text = prefix.decode("utf-8", "replace")
+    endings = replaced = 0
+    if "\r" in text:
+        crlf = text.count("\r\n")
+        endings = crlf + (text.count("\r") - crlf)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\ufffd" in text:
+        replaced = text.count("\ufffd") - prefix.count(_LITERAL_REPLACEMENT_CHAR)
+    size = len(prefix) if size is None else size
+    report = FileReport(name, "present", size, len(prefix), False, "utf-8", False, endings, replaced, layer)
+    return text.rstrip(), report
+
+
+#: An absent name's report is the same every time (and immutable): built once.
+_ABSENT = {name: FileReport(name, "absent") for name in BOOTSTRAP_ORDER}
 
 
 def _warn_truncated(location: str, name: str, size: int | None, limit: int) -> None:
@@ -290,13 +320,18 @@ def compose_report(
     for name in names:
         prefix = prefixes.get(name)
         if prefix is None:
-            status: FileStatus = "error" if name in errors else "skipped" if name in why else "absent"
-            files.append(FileReport(name, status, reason=errors.get(name) or why.get(name)))
+            if name in errors or name in why:
+                status: FileStatus = "error" if name in errors else "skipped"
+                files.append(FileReport(name, status, reason=errors.get(name) or why.get(name)))
+            else:
+                files.append(_ABSENT[name])
             continue
-        layer = layers.get(name)
-        body, report = normalise_body(prefix, limit=limit, size=sizes.get(name), name=name, layer=layer)
-        if report.truncated:
-            _warn_truncated(location, name, report.size, limit)
+        if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:  # normalise_body's common case
+            body, report = _plain_body(prefix, sizes.get(name), name, layers.get(name))
+        else:
+            body, report = _careful_body(prefix, limit, sizes.get(name), name, layers.get(name))
+            if report.truncated:
+                _warn_truncated(location, name, report.size, limit)
         files.append(report)
         present.append((name, body))
     if budget is not None:

@@ -35,7 +35,13 @@ from toolnexus.sources import (
 if TYPE_CHECKING:
     from toolnexus.soul.cache import SoulCache
 
-__all__ = ["compose_soul", "compose_soul_async", "compose_soul_parts_async", "inspect_soul"]
+__all__ = [
+    "compose_soul",
+    "compose_soul_async",
+    "compose_soul_parts_async",
+    "inspect_soul",
+    "inspect_source_async",
+]
 
 
 def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], dict[str, str | None]]:
@@ -87,6 +93,16 @@ def _report(
         budget=budget,
         errors=errors,
     )
+
+
+def _inspected(
+    location: str, read: Mapping[str, bytes] | Reading, names: tuple[str, ...], budget: Budget | None
+) -> SoulReport:
+    """The report of a read: plain prefixes (each a whole file within the cap) go straight to
+    the composer, without the entries a :class:`Reading` carries (a tenth of a local report)."""
+    if isinstance(read, Reading):
+        return _report(read, names, budget)
+    return compose_report(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, names=names, budget=budget)
 
 
 def compose_soul(
@@ -219,13 +235,13 @@ def inspect_soul(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
     try:
-        reading = read_entries(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+        read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     except OSError as failure:
         if on_error != "report":
             raise
         reading, errors = _read_each(source, names, failure)
         return _report(reading, names, budget, errors)
-    return _report(reading, names, budget)
+    return _inspected(source.location, read, names, budget)
 
 
 async def compose_soul_parts_async(
@@ -243,3 +259,13 @@ async def compose_soul_parts_async(
     reading = await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES)
     sections, found = _sections(reading, budget)
     return Soul.from_sections(zip(found, sections, strict=True), persona=persona), found
+
+
+async def inspect_source_async(
+    source: BootstrapSource, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
+) -> SoulReport:
+    """:func:`inspect_soul` for event loops, on a resolved source (``names`` already selected,
+    ``budget`` already checked): what ``audit`` runs for each remote persona, the reads awaited
+    on the filesystem's own loop."""
+    reading = await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+    return _report(reading, names, budget)

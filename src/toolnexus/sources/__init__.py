@@ -29,6 +29,7 @@ from toolnexus.sources.base import (
     writer_of,
 )
 from toolnexus.sources.bundle import ZIP, BundleSource
+from toolnexus.sources.children import Child, Pages
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.gcs import GcsSource
@@ -50,6 +51,7 @@ from toolnexus.sources.registry import (
     backend,
     backends,
     engine,
+    kind_by_name,
     register_archive,
     register_engine,
     register_filesystem_source,
@@ -68,6 +70,7 @@ __all__ = [
     "BootstrapSource",
     "BundleSource",
     "Changes",
+    "Child",
     "DictSource",
     "Engine",
     "Entry",
@@ -83,6 +86,7 @@ __all__ = [
     "NotModified",
     "ObstoreFsspecSource",
     "ObstoreSource",
+    "Pages",
     "Reading",
     "S3Source",
     "S3ZipBundle",
@@ -98,6 +102,7 @@ __all__ = [
     "changed_since_async",
     "engine",
     "is_url",
+    "kind_by_name",
     "open_source",
     "read_entries",
     "read_entries_async",

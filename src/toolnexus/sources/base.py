@@ -12,6 +12,7 @@ from toolnexus.errors import BootstrapError
 from toolnexus.sources.freshness import Changes, FreshFile, NotModified, Validators
 
 if TYPE_CHECKING:
+    from toolnexus.sources.children import Pages
     from toolnexus.stores import MemoryStore
 
 __all__ = [
@@ -156,11 +157,13 @@ def by_content(reading: Reading, since: Validators | None, tag: Hashable | None 
     return Changes(reading.location, tag, tuple(kept), read)
 
 
-def read_prefixes(source: BootstrapSource, names: Sequence[str], limit: int) -> Mapping[str, bytes] | Reading:
+def read_prefixes(
+    source: BootstrapSource, names: Sequence[str], limit: int, *, exact_sizes: bool = False
+) -> Mapping[str, bytes] | Reading:
     """What ``compose_soul`` needs: plain prefixes where the source can give just those cheaply
     (see :meth:`SourceBase.read_fast`), else a :class:`Reading`."""
     if isinstance(source, SourceBase):
-        return source.read_fast(names, limit)
+        return source.read_fast(names, limit, exact_sizes=exact_sizes)
     return _entries_from_read(source, names, limit)
 
 
@@ -222,10 +225,13 @@ class SourceBase:
         """Default: run the blocking read in a worker thread so the event loop stays free."""
         return await asyncio.to_thread(self.read_entries, names, limit, exact_sizes=exact_sizes)
 
-    def read_fast(self, names: Sequence[str], limit: int) -> Mapping[str, bytes] | Reading:
+    def read_fast(
+        self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
+    ) -> Mapping[str, bytes] | Reading:
         """:meth:`read_entries`, or just ``{name: bytes}`` when every present name is a regular
-        file within the cap and the source can tell that cheaply (the local hot path does)."""
-        return self.read_entries(names, limit)
+        file within the cap (so each size is its length) and the source can tell that cheaply
+        (the local hot path does)."""
+        return self.read_entries(names, limit, exact_sizes=exact_sizes)
 
     def changed_since(
         self, since: Validators | None, names: Sequence[str], limit: int
@@ -261,6 +267,12 @@ class SourceBase:
         source that cannot list (HTTP, a plain :class:`BootstrapSource`) has no folders.
         """
         return Reading(self.location, {})
+
+    def children(self) -> Pages | None:
+        """This location's direct children, page by page (see :mod:`.children`), or ``None``
+        when it is one home that holds no others (a bundle, layers, a mapping): the default.
+        A location that does not exist is a :class:`FileNotFoundError` naming it."""
+        return None
 
     def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
         """The :class:`BootstrapSource` view: present regular files only."""

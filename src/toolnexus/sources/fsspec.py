@@ -16,13 +16,14 @@ tail and revalidates with ``If-None-Match``; S3, Azure Blob and GCS name a compa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Hashable, Sequence
+from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from toolnexus._aio import await_on_loop
 from toolnexus._fs import fsspec_files, is_empty_range_error
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, fs_token, read_only
+from toolnexus.sources.children import Pages, fsspec_children
 from toolnexus.sources.registry import (
     ArchiveFile,
     ArchiveKind,
@@ -57,6 +58,13 @@ def all_failed_alike(results: Sequence[Any]) -> Exception | None:
     if len(failures) == len(results) > 1 and len({(type(f), str(f)) for f in failures}) == 1:
         return failures[0]
     return None
+
+
+def _answered(results: list[Any], limit: int, exact_sizes: bool) -> bool:
+    """Whether the batch alone answers the read, with no lookup (a blocking call, made in a
+    thread): something was found, and no exact size is wanted for a file over the cap."""
+    found = [result for result in results if not isinstance(result, BaseException)]
+    return bool(found) and not (exact_sizes and any(len(result) > limit for result in found))
 
 
 def _awaitable(fs: Any) -> bool:
@@ -101,6 +109,16 @@ class FsspecSource(SourceBase):
         if base:
             return f"{base}/{name}"
         return f"/{name}" if self.path.startswith("/") else name
+
+    @classmethod
+    def concurrent_options(cls, storage_options: Mapping[str, Any], reads: int) -> dict[str, Any]:
+        """``storage_options`` for ``reads`` requests in flight at once (``audit`` sizes its
+        filesystem with this); options the caller set win. The default changes nothing."""
+        return dict(storage_options)
+
+    def children(self) -> Pages | None:
+        """The folder's children from one ``ls``; ``None`` when the home is a file."""
+        return fsspec_children(self.fs, self.path, self.location)
 
     def open_bundle(self, kind: ArchiveKind, folder: str | None = None, info: Any = None) -> SourceBase:
         """This path as a bundle of ``kind``; ``info`` is a fresh ``fs.info`` of it, if just looked
@@ -197,7 +215,7 @@ class FsspecSource(SourceBase):
             results = await await_on_loop(self.fs, coroutine)
         except Exception as error:
             raise read_error(error, self.location, None) from error
-        if any(not isinstance(result, BaseException) for result in results) and not exact_sizes:
+        if _answered(results, limit, exact_sizes):
             return self._finish(names, results, limit, exact_sizes)
         return await asyncio.to_thread(self._finish, names, results, limit, exact_sizes)
 

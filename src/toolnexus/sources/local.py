@@ -26,6 +26,7 @@ from collections.abc import Hashable, Sequence
 from toolnexus._fs import read_capped, read_local_files, stat_validator
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
+from toolnexus.sources.children import Pages, local_children
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.registry import ArchiveFile, archive_for_file, not_a_folder
 from toolnexus.stores import LocalStore, MemoryStore
@@ -257,6 +258,10 @@ class LocalSource(SourceBase):
         entries = self.read_entries(list(stale), limit).entries if stale else {}
         read = {n: FreshFile(e.data, e.size, stale[n]) for n, e in entries.items() if e.data is not None}
         return Changes(self.location, tag, tuple(kept), read)
+
+    def children(self) -> Pages | None:
+        """The folder's children, one ``scandir`` streamed; ``None`` when the home is a file."""
+        return local_children(self.root)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         """An existing, writable folder: ``name`` is replaced atomically under ``flock``.

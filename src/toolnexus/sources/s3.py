@@ -5,6 +5,7 @@
   small bundle, and a home named ``*.zip`` is tried that way before anything else.
 - **Writing** is :class:`S3Store`: ``If-Match`` / ``If-None-Match: *`` on the PUT, once the probe
   has seen the server enforce them.
+- **Listing** (``audit``): ``ListObjectsV2`` with a delimiter, one page at a time.
 - **Freshness**: a folder costs one GET per name with ``If-None-Match: <etag>``, all in flight
   together (an unchanged file is a 304 with no body, a missing one a 404, a changed one its new
   bytes); a zip bundle the tail GET with ``If-None-Match`` (unchanged: one bodiless 304).
@@ -15,12 +16,15 @@ Registered in ``sources/__init__.py`` for the ``s3`` and ``s3a`` protocols (extr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+import itertools
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any
 
 from toolnexus._aio import await_on_loop, run_on_loop
+from toolnexus.errors import read_error
 from toolnexus.sources.base import Reading, SourceBase
 from toolnexus.sources.bundle import ZIP
+from toolnexus.sources.children import LIST_PAGE_SIZE, Child, Pages, no_such_prefix
 from toolnexus.sources.freshness import Changes, NotModified, Validators, conditional_changes
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.registry import ArchiveKind, kind_by_name
@@ -53,6 +57,60 @@ class S3Source(FsspecSource):
             return self.open_bundle(kind).read_entries(names, limit, exact_sizes=exact_sizes)
         except FileNotFoundError:
             return None  # no such object: a folder named *.zip, or no home (the reads tell)
+
+    @classmethod
+    def concurrent_options(cls, storage_options: Mapping[str, Any], reads: int) -> dict[str, Any]:
+        """botocore keeps 10 connections unless told otherwise: ``reads`` requests in flight
+        would queue on the client's own pool. Unkeyed options are the S3 hop's."""
+        options = dict(storage_options)
+        config = dict(options.get("config_kwargs") or {})
+        config.setdefault("max_pool_connections", reads)
+        return {**options, "config_kwargs": config}
+
+    def children(self) -> Pages | None:
+        """``ListObjectsV2`` with a delimiter, :data:`.children.LIST_PAGE_SIZE` names a page,
+        fetched as the pages are asked for (the first one now: a missing prefix fails here). Each
+        page's folders and objects are merged by key, so the listing is in key order. Nothing
+        under ``path/``: a file is a bundle (``None``), anything else no such prefix."""
+        pages = self._list_pages()
+        first = next(pages, None)
+        if first is not None:
+            return itertools.chain([first], pages)
+        self.fs.invalidate_cache(self.path)
+        try:
+            kind = self.fs.info(self.path).get("type")
+        except FileNotFoundError:
+            raise no_such_prefix(self.location) from None
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+        return None if kind == "file" else iter([])  # a folder marker alone: no children
+
+    def _list_pages(self) -> Pages:
+        """The listing, page by page; nothing at all when the prefix holds no object."""
+        bucket, key, _ = self.fs.split_path(self.path.rstrip("/"))
+        prefix = f"{key}/" if key else ""
+        request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/"}
+        seen = False
+        while True:
+            try:
+                page = run_on_loop(
+                    self.fs, self.fs._call_s3, "list_objects_v2", MaxKeys=LIST_PAGE_SIZE, **request
+                )
+            except FileNotFoundError:  # no such bucket
+                raise no_such_prefix(self.location) from None
+            except Exception as error:
+                raise read_error(error, self.location, None) from error
+            folders = [(item["Prefix"].rstrip("/"), True) for item in page.get("CommonPrefixes", ())]
+            objects = [(item["Key"], False) for item in page.get("Contents", ()) if item["Key"] != prefix]
+            seen = seen or bool(folders or objects)
+            if seen:
+                yield [
+                    Child(key[len(prefix) :], f"{bucket}/{key}", folder)
+                    for key, folder in sorted(folders + objects)
+                ]
+            if not page.get("IsTruncated"):
+                return
+            request["ContinuationToken"] = page["NextContinuationToken"]
 
     def changed_since(
         self, since: Validators | None, names: Sequence[str], limit: int

@@ -1,0 +1,192 @@
+"""``toolnexus audit PREFIX``: every persona under a prefix, one JSON line each, for CI gates.
+
+Exit status: 0 done; 1 a persona matched ``--fail-on``; 2 a usage or storage error (a missing
+prefix, an unreachable Dask scheduler), reported by :func:`toolnexus.cli.app.main` like every
+command's. The summary goes to stderr, so stdout stays pure JSON lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from toolnexus.agents import AUDIT_ISSUES, AuditSummary, audit, dask_client
+from toolnexus.cli._support import Subparsers, add_command, budget_kwargs, emit, location
+from toolnexus.cli._wording import for_people
+from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
+from toolnexus.fleet.output import report_file
+from toolnexus.sources import is_url
+
+__all__ = ["EXIT_MATCHED", "register"]
+
+#: Exit status when a persona shows an issue named by ``--fail-on``.
+EXIT_MATCHED = 1
+
+_EXAMPLES = """examples:
+  toolnexus audit personas/
+  toolnexus audit s3://bucket/personas/ --fail-on error,invalid --total 60000 --output audit.jsonl
+  toolnexus audit s3://bucket/personas/ --dask tcp://scheduler:8786 -o profile=prod
+"""
+
+
+def _issues(value: str) -> frozenset[str]:
+    """``type=`` for ``--fail-on``: comma-separated names from :data:`AUDIT_ISSUES`."""
+    names = frozenset(name.strip() for name in value.split(",") if name.strip())
+    unknown = sorted(names - set(AUDIT_ISSUES))
+    if unknown or not names:
+        named = ", ".join(map(repr, unknown)) or repr(value)
+        raise argparse.ArgumentTypeError(f"unknown issue {named} (choose from {', '.join(AUDIT_ISSUES)})")
+    return names
+
+
+def _above_zero(convert: Callable[[str], float], wording: str) -> Callable[[str], Any]:
+    """``type=`` for a number above 0 (``convert``: ``int`` or ``float``), refused in ``wording``."""
+
+    def parse(value: str) -> Any:
+        try:
+            number = convert(value)
+        except ValueError:
+            number = 0
+        if not number > 0:
+            raise argparse.ArgumentTypeError(f"expected {wording}, got {value!r}")
+        return number
+
+    return parse
+
+
+@contextmanager
+def _executor(args: argparse.Namespace) -> Iterator[Any]:
+    if args.dask is None:
+        yield None
+        return
+    with dask_client(args.dask, timeout=args.dask_timeout) as client:
+        yield client
+
+
+@contextmanager
+def _output(args: argparse.Namespace, options: dict[str, Any] | None) -> Iterator[Callable[[str], None]]:
+    if args.output is None:
+        yield emit
+        return
+    with report_file(args.output, options if is_url(args.output) else None) as write:
+        yield write
+
+
+def _bar_class(args: argparse.Namespace) -> Any:
+    """tqdm's bar when one is wanted: stderr is a terminal, or ``--progress`` insists."""
+    if not (sys.stderr.isatty() if args.progress is None else args.progress):
+        return None
+    try:
+        import tqdm  # noqa: PLC0415
+    except ImportError as error:
+        if args.progress:
+            raise ImportError("--progress needs tqdm: pip install 'toolnexus[progress]'") from error
+        return None
+    return tqdm.tqdm
+
+
+@contextmanager
+def _progress(args: argparse.Namespace) -> Iterator[Callable[[], None]]:
+    """A counter of personas audited, with their rate, on stderr (the total is not known up front:
+    the listing streams)."""
+    bar_class = _bar_class(args)
+    if bar_class is None:
+        yield lambda: None
+        return
+    with bar_class(desc="audit", unit=" personas", file=sys.stderr, dynamic_ncols=True) as bar:
+        yield bar.update
+
+
+def _line(line: dict[str, Any]) -> dict[str, Any]:
+    """A persona's line as people read it: an error's message names flags, not Python names."""
+    error = line["error"]
+    return line if error is None else {**line, "error": {**error, "message": for_people(error["message"])}}
+
+
+def _run(args: argparse.Namespace) -> int:
+    options = args.storage_options
+    if options and not (is_url(args.prefix) or (args.output and is_url(args.output))):
+        raise TypeError(f"-o options cannot apply: neither {args.prefix!r} nor --output is a URL")
+    summary = AuditSummary()
+    matched = 0
+    # Each persona's truncation is in its line and the summary: no warning per file on stderr.
+    logger = logging.getLogger("toolnexus")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with _executor(args) as executor, _output(args, options) as write, _progress(args) as advance:
+            results = audit(
+                args.prefix,
+                storage_options=options if is_url(args.prefix) else None,
+                follow_external_symlinks=args.follow_external_symlinks,
+                executor=executor,
+                concurrency=args.concurrency,
+                **budget_kwargs(args),
+            )
+            with contextlib.closing(results):
+                for result in results:
+                    matched += bool(summary.add(result) & args.fail_on)
+                    write(json.dumps(_line(result.to_dict()), ensure_ascii=False) + "\n")
+                    advance()
+    finally:
+        logger.setLevel(level)
+    print(f"toolnexus: audit: {summary.line()}", file=sys.stderr)
+    return EXIT_MATCHED if matched else 0
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add ``audit PREFIX [--fail-on ISSUES] [--output FILE] [--dask ADDRESS] …``."""
+    summary = "check every persona under a prefix, one JSON line each"
+    parser = add_command(subparsers, "audit", summary, _EXAMPLES, _run, budget=True)
+    parser.add_argument(
+        "prefix",
+        type=location,
+        metavar="PREFIX",
+        help="a folder or URL whose direct children are persona folders or bundles "
+        "(itself one persona if it holds a bootstrap file or is a bundle)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        type=_issues,
+        default=frozenset(),
+        metavar="ISSUES",
+        help=f"exit 1 when any persona shows one of these (comma-separated): {', '.join(AUDIT_ISSUES)}",
+    )
+    parser.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the JSON lines to FILE (a path or URL, e.g. s3://bucket/audit.jsonl; -o options "
+        "apply to a URL) instead of stdout; written whole at the end, or not at all",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=_above_zero(int, "a whole number of at least 1"),
+        default=64,
+        metavar="N",
+        help="personas in flight at once, and at most held in memory (default 64)",
+    )
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on the Dask scheduler at ADDRESS (tcp://host:8786), or 'local' to start a "
+        "LocalCluster here; needs pip install 'toolnexus[dask]'",
+    )
+    parser.add_argument(
+        "--dask-timeout",
+        type=_above_zero(float, "a number of seconds above 0"),
+        default=DEFAULT_CONNECT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up on an unreachable scheduler after SECONDS (default {DEFAULT_CONNECT_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress counter on stderr (default: when stderr is a terminal; needs tqdm)",
+    )

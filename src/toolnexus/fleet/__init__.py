@@ -1,0 +1,11 @@
+"""Fleets of personas: :func:`audit` checks every persona under a prefix, here or on a cluster.
+
+It sits above :mod:`toolnexus.soul` (each persona is inspected as ``inspect_soul`` would) and below
+the command line (``toolnexus audit``). Dask is imported only by the caller who passes a client.
+"""
+
+from toolnexus.fleet.audit import audit
+from toolnexus.fleet.cluster import dask_client
+from toolnexus.fleet.results import AUDIT_ISSUES, AuditSummary, PersonaAudit
+
+__all__ = ["AUDIT_ISSUES", "AuditSummary", "PersonaAudit", "audit", "dask_client"]

@@ -1,0 +1,50 @@
+"""A Dask client to audit on: a scheduler's address, or ``"local"`` for a ``LocalCluster`` here.
+
+Dask is optional (``pip install 'toolnexus[dask]'``) and imported only when asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "dask_client"]
+
+#: Seconds to wait for a scheduler before giving up (``toolnexus audit --dask-timeout``).
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+def _distributed() -> Any:
+    try:
+        import distributed  # noqa: PLC0415
+    except ImportError as error:
+        raise ImportError("auditing on Dask needs dask.distributed: pip install 'toolnexus[dask]'") from error
+    return distributed
+
+
+@contextmanager
+def dask_client(
+    address: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT, workers: int | None = None
+) -> Iterator[Any]:
+    """A connected ``dask.distributed.Client``, closed on exit.
+
+    ``"local"`` starts a ``LocalCluster`` of worker processes (one thread each: a batch's reads
+    are concurrent already; ``workers`` defaults to Dask's choice for this machine) and stops it
+    afterwards. Any other address is a scheduler's (``tcp://host:8786``); one that cannot be
+    reached within ``timeout`` seconds is an :class:`OSError` naming it.
+    """
+    distributed = _distributed()
+    if address == "local":
+        options: dict[str, Any] = {"processes": True, "threads_per_worker": 1, "dashboard_address": None}
+        if workers is not None:
+            options["n_workers"] = workers
+        with distributed.LocalCluster(**options) as cluster, distributed.Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = distributed.Client(address, timeout=timeout)
+    except Exception as error:
+        raise OSError(f"cannot reach the Dask scheduler at {address}: {error}") from error
+    with client:
+        yield client

@@ -1,0 +1,136 @@
+"""What an audit says about one persona, which problems it shows, and the counts over a fleet.
+
+The classification lives here, not in the command, so that ``toolnexus audit --fail-on`` and a
+Python caller filtering :func:`~toolnexus.fleet.audit` results agree on what "truncated" means.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolnexus.composer.rules import SoulReport
+
+__all__ = ["AUDIT_ISSUES", "AuditSummary", "PersonaAudit"]
+
+#: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
+#: soul cut to a budget, invalid bytes replaced, a UTF-16 file, no SOUL.md, a persona that failed.
+AUDIT_ISSUES: tuple[str, ...] = ("truncated", "over-budget", "invalid", "utf16", "missing-soul", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class PersonaAudit:
+    """One persona of an audit: its :class:`SoulReport`, or the error that stopped it.
+
+    ``location`` is where the listing found the persona (``report.location`` says where its home
+    turned out to be, e.g. a folder inside a bundle); exactly one of ``report`` and ``error`` is set.
+    """
+
+    location: str
+    report: SoulReport | None = None
+    error: Exception | None = None
+    #: The soul's tokens, counted by the budget's tokenizer (``None`` without one).
+    soul_tokens: int | None = None
+
+    @property
+    def issues(self) -> frozenset[str]:
+        """The :data:`AUDIT_ISSUES` this persona shows (empty when it is fine)."""
+        if self.report is None:
+            return frozenset({"error"})
+        found: set[str] = set()
+        for file in self.report.files:
+            if file.truncated:
+                found.add("truncated")
+            if file.invalid_bytes_replaced:
+                found.add("invalid")
+            if file.encoding is not None and file.encoding != "utf-8":
+                found.add("utf16")
+            if file.name == "SOUL.md" and file.status != "present":
+                found.add("missing-soul")
+            if file.budget_truncated or file.omitted:
+                found.add("over-budget")
+        return frozenset(found)
+
+    @property
+    def ok(self) -> bool:
+        """No issue at all."""
+        return not self.issues
+
+    def to_dict(self) -> dict[str, Any]:
+        """One JSON line of ``toolnexus audit``: the same keys for every persona, failed or not.
+
+        ``files`` are :meth:`FileReport.to_dict` (as ``inspect --json`` prints them); ``issues``
+        are in :data:`AUDIT_ISSUES` order; ``error`` is ``{"type", "message"}`` or ``None``;
+        ``soul_tokens`` is there when the budget counts tokens (``--tokens``).
+        """
+        report = self.report
+        soul = report.soul if report is not None else None
+        tokens = {} if self.soul_tokens is None else {"soul_tokens": self.soul_tokens}
+        return {
+            "location": self.location,
+            "found": list(report.found) if report is not None else [],
+            "files": [file.to_dict() for file in report.files] if report is not None else [],
+            "soul_chars": len(soul) if soul is not None else None,
+            "soul_bytes": len(soul.encode("utf-8")) if soul is not None else None,
+            **tokens,
+            "issues": [issue for issue in AUDIT_ISSUES if issue in self.issues],
+            "error": None
+            if self.error is None
+            else {"type": type(self.error).__name__, "message": str(self.error)},
+        }
+
+
+#: How :meth:`AuditSummary.line` names each count, in the order it prints them.
+_LABELS = (
+    ("truncated", "with truncation"),
+    ("over-budget", "over budget"),
+    ("invalid", "with invalid bytes"),
+    ("utf16", "not UTF-8"),
+    ("missing-soul", "missing SOUL.md"),
+    ("error", "error"),
+)
+
+
+@dataclass
+class AuditSummary:
+    """Counts over an audit as it streams: personas, ok, and personas per issue."""
+
+    personas: int = 0
+    ok: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(AUDIT_ISSUES, 0))
+    started: float = field(default_factory=time.perf_counter)
+    elapsed: float = 0.0
+
+    def add(self, result: PersonaAudit) -> frozenset[str]:
+        """Count one persona; returns its issues."""
+        issues = result.issues
+        self.personas += 1
+        self.ok += not issues
+        for issue in issues:
+            self.counts[issue] += 1
+        self.elapsed = time.perf_counter() - self.started
+        return issues
+
+    def extend(self, results: Iterable[PersonaAudit]) -> AuditSummary:
+        for result in results:
+            self.add(result)
+        return self
+
+    @property
+    def rate(self) -> float:
+        """Personas per second so far."""
+        return self.personas / self.elapsed if self.elapsed > 0 else 0.0
+
+    def line(self) -> str:
+        """``"3 personas: 1 ok, 1 with truncation, …, 1 error; 0.21 s, 14.3 personas/s"``."""
+        counts = ", ".join(
+            f"{self.counts[issue]} {label}{'s' if issue == 'error' and self.counts[issue] != 1 else ''}"
+            for issue, label in _LABELS
+        )
+        noun = "persona" if self.personas == 1 else "personas"
+        return (
+            f"{self.personas} {noun}: {self.ok} ok, {counts}; "
+            f"{self.elapsed:.2f} s, {self.rate:.1f} personas/s"
+        )
