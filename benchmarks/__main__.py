@@ -1,4 +1,4 @@
-"""Every performance target (issues 3, 12, 22 and 23) against its baseline, in one run: ``python -m benchmarks``.
+"""Every performance target (issues 3, 12, 22, 23) against its baseline, in one run: ``python -m benchmarks``.
 
 Prints a Markdown table and writes the same figures as JSON (and, with matplotlib, a PNG of the
 scaling curves) to ``benchmarks/results/`` — or to ``--out``. ``--quick`` is a smoke run.
