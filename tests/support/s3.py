@@ -26,7 +26,7 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, Self
 
 import botocore.session
@@ -194,20 +194,29 @@ def put_objects(endpoint_url: str, bucket: str, objects: Mapping[str, bytes]) ->
 @contextlib.contextmanager
 def linearizable_puts() -> Iterator[None]:
     """moto checks If-Match/If-None-Match and then stores the object in a separate step, with no
-    lock between them, so two racing conditional PUTs can both pass. Real S3 decides them
-    atomically; serialising moto's PutObject handler (in this process) gives the tests that same
-    server. The ``linearizable_moto`` fixture in ``tests/conftest.py`` wraps a test in it."""
+    lock between them, so two racing conditional PUTs can both pass; and it makes the new object
+    visible before it sets its metadata, so a GET racing a PUT can see the new bytes and ETag
+    without the new object's ``x-amz-meta-*`` (the memory tool's lineage). Real S3 decides a PUT
+    atomically and a GET sees the whole old or the whole new object; serialising moto's PutObject,
+    GetObject and HeadObject handlers (in this process) gives the tests that same server. The
+    ``linearizable_moto`` fixture in ``tests/conftest.py`` wraps a test in it."""
     from moto.s3.responses import S3Response  # noqa: PLC0415
 
-    original = S3Response.put_object
+    handlers = ("put_object", "get_object", "head_object")
+    originals = {name: getattr(S3Response, name) for name in handlers}
     lock = threading.Lock()
 
-    def put_object(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with lock:
-            return original(self, *args, **kwargs)
+    def serialised(original: Callable[..., Any]) -> Callable[..., Any]:
+        def handler(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return original(self, *args, **kwargs)
 
-    S3Response.put_object = put_object  # type: ignore[method-assign]
+        return handler
+
+    for name, original in originals.items():
+        setattr(S3Response, name, serialised(original))
     try:
         yield
     finally:
-        S3Response.put_object = original  # type: ignore[method-assign]
+        for name, original in originals.items():
+            setattr(S3Response, name, original)
