@@ -30,7 +30,7 @@ from toolnexus._object_store import object_store_error
 from toolnexus.errors import location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
 from toolnexus.sources.bundle import ZIP
-from toolnexus.sources.freshness import Changes, NotModified, Validators, conditional_changes
+from toolnexus.sources.freshness import Changes, NotModified, Validators
 from toolnexus.sources.fsspec import all_failed_alike
 from toolnexus.sources.obstore_client import ObstoreRemote, StoreFiles
 from toolnexus.sources.registry import (
@@ -42,7 +42,7 @@ from toolnexus.sources.registry import (
     not_a_folder,
     sniff_kind,
 )
-from toolnexus.sources.remote import Fetched, revalidated
+from toolnexus.sources.remote import Fetched, conditional_gets
 from toolnexus.sources.tail_archive import TailZipBundle
 from toolnexus.stores import MemoryStore, ObstoreStore, require_conditional_delete, require_enforced
 from toolnexus.stores.obstore import SingleWriterObstoreStore, store_token, store_url
@@ -268,15 +268,10 @@ class ObstoreSource(SourceBase):
     async def _conditional_gets(
         self, since: Validators | None, names: Sequence[str], limit: int
     ) -> Changes | None:
-        previous = {} if since is None else since.validators
+        def fetch(name: str, etag: str | None) -> Coroutine[Any, Any, Fetched | NotModified]:
+            return ObstoreRemote(self.store, self.path_of(name)).get((0, limit + 1), if_none_match=etag)
 
-        def fetch(name: str) -> Coroutine[Any, Any, Fetched | NotModified]:
-            etag = previous.get(name)
-            tag = etag if isinstance(etag, str) else None
-            return ObstoreRemote(self.store, self.path_of(name)).get((0, limit + 1), if_none_match=tag)
-
-        answers = await asyncio.gather(*(revalidated(fetch(name)) for name in names))
-        return conditional_changes(self.location, names, answers)
+        return await conditional_gets(self.location, since, names, fetch)
 
 
 def _trust(store: Any) -> None:

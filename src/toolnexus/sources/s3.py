@@ -25,10 +25,10 @@ from toolnexus.errors import read_error
 from toolnexus.sources.base import Reading, SourceBase
 from toolnexus.sources.bundle import ZIP
 from toolnexus.sources.children import LIST_PAGE_SIZE, Child, Pages, no_such_prefix
-from toolnexus.sources.freshness import Changes, NotModified, Validators, conditional_changes
+from toolnexus.sources.freshness import Changes, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.registry import ArchiveKind, kind_by_name
-from toolnexus.sources.remote import revalidated
+from toolnexus.sources.remote import conditional_gets
 from toolnexus.sources.s3_bundle import S3Remote
 from toolnexus.sources.s3_requests import S3Object, get_object
 from toolnexus.sources.tail_archive import TailZipBundle
@@ -139,17 +139,12 @@ class S3Source(FsspecSource):
     async def _conditional_gets(
         self, since: Validators | None, names: Sequence[str], limit: int
     ) -> Changes | None:
-        """Every name's first ``limit + 1`` bytes, each with ``If-None-Match`` where an ETag is
-        known, together; ``None`` when no name is there."""
-        previous = {} if since is None else since.validators
+        """Every name's first ``limit + 1`` bytes, conditional where an ETag is known."""
 
-        def fetch(name: str) -> Coroutine[Any, Any, S3Object | NotModified]:
-            etag = previous.get(name)
-            tag = etag if isinstance(etag, str) else None
-            return get_object(self.fs, self.path_of(name), f"bytes=0-{limit}", if_none_match=tag)
+        def fetch(name: str, etag: str | None) -> Coroutine[Any, Any, S3Object | NotModified]:
+            return get_object(self.fs, self.path_of(name), f"bytes=0-{limit}", if_none_match=etag)
 
-        answers = await asyncio.gather(*(revalidated(fetch(name)) for name in names))
-        return conditional_changes(self.location, names, answers)
+        return await conditional_gets(self.location, since, names, fetch)
 
 
 class S3ZipBundle(TailZipBundle):
