@@ -90,7 +90,7 @@ def members_requested(proxy: S3Proxy, spans: dict[str, tuple[int, int]]) -> set[
     assert tail.range_header == f"bytes=-{TAIL_BYTES}"
     touched: set[str] = set()
     for request in pieces:
-        first, last = (int(x) for x in (request.range_header or "").removeprefix("bytes=").split("-"))
+        first, last = request.byte_span
         touched |= {name for name, (start, end) in spans.items() if first < end and last >= start}
     return touched
 
