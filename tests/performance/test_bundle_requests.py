@@ -95,7 +95,7 @@ def test_large_bundle_is_the_tail_then_the_members_together_never_the_assets(
         30 + len(i.filename) + len(i.extra) + i.compress_size for i in infos if "/assets/" not in i.filename
     )
     for request in members:
-        start, end = (int(x) for x in (request.range_header or "").removeprefix("bytes=").split("-"))
+        start, end = request.byte_span
         for asset in (i for i in infos if "/assets/" in i.filename):
             assert end < asset.header_offset or start > asset.header_offset + asset.compress_size
     assert proxy.bytes_sent <= directory + wanted + TAIL_BYTES + 6 * MEMBER_SLACK

@@ -35,6 +35,15 @@ def secret(tmp_path: Path) -> Path:
     return path
 
 
+def home_with_linked_soul(path: Path, files: dict[str, bytes]) -> Path:
+    """A home whose SOUL.md is a symlink to ``drafts/soul.md`` inside it (legitimate, until swapped)."""
+    home = make_home(path, files)
+    (home / "drafts").mkdir()
+    (home / "drafts" / "soul.md").write_bytes(b"You are Aster.")
+    (home / "SOUL.md").symlink_to("drafts/soul.md")
+    return home
+
+
 class IoLog:
     """Every path/flags given to ``os.open`` and every byte string ``os.read`` returned."""
 
@@ -156,10 +165,7 @@ def test_file_removed_after_the_scan_is_absent(tmp_path: Path, monkeypatch: pyte
 def test_symlink_target_swapped_for_an_escaping_symlink_after_the_check(
     tmp_path: Path, secret: Path, monkeypatch: pytest.MonkeyPatch, io_log: IoLog
 ) -> None:
-    home = make_home(tmp_path / "home", {})
-    (home / "drafts").mkdir()
-    (home / "drafts" / "soul.md").write_bytes(b"You are Aster.")
-    (home / "SOUL.md").symlink_to("drafts/soul.md")
+    home = home_with_linked_soul(tmp_path / "home", {})
 
     def swap() -> None:
         (home / "drafts" / "soul.md").unlink()
@@ -175,10 +181,7 @@ def test_symlink_target_swapped_for_an_escaping_symlink_after_the_check(
 def test_symlink_whose_folder_is_swapped_after_the_check_is_caught_after_opening(
     tmp_path: Path, secret: Path, monkeypatch: pytest.MonkeyPatch, io_log: IoLog
 ) -> None:
-    home = make_home(tmp_path / "home", {})
-    (home / "drafts").mkdir()
-    (home / "drafts" / "soul.md").write_bytes(b"You are Aster.")
-    (home / "SOUL.md").symlink_to("drafts/soul.md")
+    home = home_with_linked_soul(tmp_path / "home", {})
 
     def swap() -> None:  # O_NOFOLLOW guards only the last component: swap a folder on the way
         (home / "drafts").rename(home / "drafts.old")
@@ -283,10 +286,7 @@ def deny(monkeypatch: pytest.MonkeyPatch, matches: Callable[[str], bool], functi
 def test_unreadable_symlink_target_is_a_permission_error_naming_the_link(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = make_home(tmp_path / "home", {"USER.md": b"Mira"})
-    (home / "drafts").mkdir()
-    (home / "drafts" / "soul.md").write_bytes(b"You are Aster.")
-    (home / "SOUL.md").symlink_to("drafts/soul.md")
+    home = home_with_linked_soul(tmp_path / "home", {"USER.md": b"Mira"})
     deny(monkeypatch, lambda path: path.endswith("drafts/soul.md"))
     with pytest.raises(PermissionError, match=f"cannot read SOUL.md in {home}: permission denied"):
         compose_soul(home)

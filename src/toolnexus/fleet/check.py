@@ -11,12 +11,10 @@ import asyncio
 import pickle
 from collections.abc import Sequence
 
-from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import SoulReport
 from toolnexus.fleet.listing import Candidate, Target
 from toolnexus.fleet.results import PersonaAudit
 from toolnexus.soul.compose import inspect_soul, inspect_source_async
-from toolnexus.sources import resolve
 
 __all__ = ["check", "check_async", "check_batch", "failed"]
 
@@ -48,14 +46,8 @@ def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
 async def check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
     """Audit one persona on the running event loop (remote reads are awaited, not threaded)."""
     try:
-        source = resolve(
-            candidate[0],
-            fs=target.fs,
-            storage_options=target.storage_options,
-            follow_external_symlinks=target.follow_external_symlinks,
-        )
-        names = select_names(profile=target.profile)
-        report = await inspect_source_async(source, budget=target.budget, names=names)
+        call = target.call()
+        report = await inspect_source_async(call.source(candidate[0]), budget=call.budget, names=call.names)
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(target, candidate, report)

@@ -19,7 +19,8 @@ from typing import Any
 
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
-from toolnexus.sources import Pages, backend, is_url, kind_by_name, resolve
+from toolnexus.soul.arguments import Call
+from toolnexus.sources import DEFAULT_ENGINE, Pages, backend, is_url, kind_by_name, resolve
 
 __all__ = ["Candidate", "Listing", "Target", "list_prefix"]
 
@@ -46,6 +47,11 @@ class Target:
     def local(self) -> bool:
         """Local disk: read in order, in the calling thread (syscalls, no network to wait on)."""
         return self.fs is None and not self.storage_options
+
+    def call(self) -> Call:
+        """The same arguments, checked and ready to resolve a path (what ``check_async`` reads)."""
+        where = (self.storage_options, self.fs, self.follow_external_symlinks, DEFAULT_ENGINE)
+        return Call.checked(where, (self.budget, None, self.profile))
 
     def options(self) -> dict[str, Any]:
         """What ``inspect_soul`` takes besides the path (a path, not a source: resolving a plain

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.budget import Budget
 from toolnexus.composer.fitting import fitted_soul
-from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
+from toolnexus.soul.arguments import Call
 from toolnexus.soul.snapshot import LIMIT, Snapshot, advance
 from toolnexus.sources import (
     DEFAULT_ENGINE,
@@ -31,7 +31,6 @@ from toolnexus.sources import (
     cache_key,
     changed_since,
     changed_since_async,
-    resolve,
 )
 
 __all__ = ["CacheStats", "SoulCache"]
@@ -154,8 +153,8 @@ class SoulCache:
     ) -> tuple[str, list[str]]:
         """:func:`compose_soul`, revalidating what this cache holds for ``dir`` (per profile and
         budget: each combination is its own entry; files outside a profile are never read)."""
-        narrowing = (budget, files, profile)
-        call = self._begin(dir, storage_options, fs, follow_external_symlinks, narrowing, engine=engine)
+        where = (storage_options, fs, follow_external_symlinks, engine)
+        call = self._begin(dir, Call.checked(where, (budget, files, profile)))
         if not isinstance(call, _Pending):
             return call
         try:
@@ -178,8 +177,8 @@ class SoulCache:
     ) -> tuple[str, list[str]]:
         """:meth:`compose_soul` for event loops: each source decides how it waits (S3 on s3fs's
         own loop, the obstore engine on the caller's, the others in a worker thread)."""
-        narrowing = (budget, files, profile)
-        call = self._begin(dir, storage_options, fs, follow_external_symlinks, narrowing, engine=engine)
+        where = (storage_options, fs, follow_external_symlinks, engine)
+        call = self._begin(dir, Call.checked(where, (budget, files, profile)))
         if not isinstance(call, _Pending):
             return call
         try:
@@ -189,20 +188,10 @@ class SoulCache:
             return self._failed(call, error)
         return self._after(call, snapshot)
 
-    def _begin(
-        self,
-        dir: Any,
-        storage_options: Mapping[str, Any] | None,
-        fs: Any,
-        follow: bool,
-        narrowing: tuple[Budget | None, Iterable[str] | None, str | None],
-        *,
-        engine: str,
-    ) -> tuple[str, list[str]] | _Pending:
+    def _begin(self, dir: Any, call: Call) -> tuple[str, list[str]] | _Pending:
         """The soul itself when ``max_age`` lets it be served without a request, else what to ask."""
-        budget, files, profile = checked_budget(narrowing[0]), narrowing[1], narrowing[2]
-        names = select_names(files, profile)
-        source, key = self._resolve(dir, storage_options, fs, follow, engine)
+        names, budget = call.names, call.budget
+        source, key = self._resolve(dir, call)
         if budget is not None or names != BOOTSTRAP_ORDER:  # each narrowing is an entry of its own
             key = (key, names, budget)
         held = self._before(key)
@@ -210,21 +199,17 @@ class SoulCache:
             return held.serve()
         return _Pending(source, key, held, names, budget)
 
-    def _resolve(
-        self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool, engine: str
-    ) -> tuple[BootstrapSource, Hashable]:
+    def _resolve(self, dir: Any, call: Call) -> tuple[BootstrapSource, Hashable]:
         """The source and its cache key; an absolute path or URL given alone is resolved once."""
         memo: Hashable | None = None
-        if storage_options is None and fs is None and isinstance(dir, str | PurePath):
+        if call.storage_options is None and call.fs is None and isinstance(dir, str | PurePath):
             text = os.fspath(dir)
             if text.startswith("/") or "://" in text:  # a relative path follows the working folder
-                memo = (text, follow, engine)
+                memo = (text, call.follow_external_symlinks, call.engine)
                 known = self._sources.get(memo)
                 if known is not None:
                     return known
-        source = resolve(
-            dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
-        )
+        source = call.source(dir)
         resolved = (source, cache_key(source))
         if memo is not None:
             if len(self._sources) >= 2 * self.max_personas:

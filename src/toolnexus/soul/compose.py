@@ -11,9 +11,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.budget import Budget
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, Soul
-from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import (
     MAX_BOOTSTRAP_FILE_BYTES,
     SoulReport,
@@ -21,6 +20,7 @@ from toolnexus.composer.rules import (
     compose_report,
     compose_sections,
 )
+from toolnexus.soul.arguments import Call
 from toolnexus.sources import (
     DEFAULT_ENGINE,
     BootstrapSource,
@@ -29,7 +29,6 @@ from toolnexus.sources import (
     read_entries,
     read_entries_async,
     read_prefixes,
-    resolve,
 )
 
 if TYPE_CHECKING:
@@ -137,18 +136,14 @@ def compose_soul(
     instead of fsspec's (same requests, less CPU; the extra ``obstore``); local paths and source
     objects are read the same whatever the engine.
     """
-    names, budget = select_names(files, profile), checked_budget(budget)
-    follow = follow_external_symlinks
+    call = Call.checked((storage_options, fs, follow_external_symlinks, engine), (budget, files, profile))
     if cache is not None:
-        options = {"storage_options": storage_options, "fs": fs, "budget": budget, "files": names}
-        return cache.compose_soul(dir, follow_external_symlinks=follow, engine=engine, **options)
-    source = resolve(
-        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
-    )
-    read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES)
+        return cache.compose_soul(dir, **call.cached())
+    source = call.source(dir)
+    read = read_prefixes(source, call.names, MAX_BOOTSTRAP_FILE_BYTES)
     if not isinstance(read, Reading):  # the hot path (local): plain bytes when nothing needs more
-        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=budget)
-    return _soul(read, budget)
+        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=call.budget)
+    return _soul(read, call.budget)
 
 
 async def compose_soul_async(
@@ -169,15 +164,11 @@ async def compose_soul_async(
     Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
     pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}`` (fsspec's engine).
     """
-    names, budget = select_names(files, profile), checked_budget(budget)
-    follow = follow_external_symlinks
+    call = Call.checked((storage_options, fs, follow_external_symlinks, engine), (budget, files, profile))
     if cache is not None:
-        options = {"storage_options": storage_options, "fs": fs, "budget": budget, "files": names}
-        return await cache.compose_soul_async(dir, follow_external_symlinks=follow, engine=engine, **options)
-    source = resolve(
-        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
-    )
-    return _soul(await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES), budget)
+        return await cache.compose_soul_async(dir, **call.cached())
+    reading = await read_entries_async(call.source(dir), call.names, MAX_BOOTSTRAP_FILE_BYTES)
+    return _soul(reading, call.budget)
 
 
 def _read_each(
@@ -229,11 +220,8 @@ def inspect_soul(
     raising, and the soul is what the *other* files give — one ``compose_soul`` would refuse to
     return. A home that cannot be read at all still raises.
     """
-    names, budget = select_names(files, profile), checked_budget(budget)
-    follow = follow_external_symlinks
-    source = resolve(
-        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
-    )
+    call = Call.checked((storage_options, fs, follow_external_symlinks, engine), (budget, files, profile))
+    names, budget, source = call.names, call.budget, call.source(dir)
     try:
         read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     except OSError as failure:

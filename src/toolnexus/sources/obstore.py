@@ -28,10 +28,11 @@ from toolnexus._aio import run_sync
 from toolnexus._fs import is_empty_range_error, is_hidden
 from toolnexus._object_store import object_store_error
 from toolnexus.errors import location_error, read_error
-from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
+from toolnexus.sources.base import Entry, Reading, SourceBase
 from toolnexus.sources.bundle import ZIP
-from toolnexus.sources.freshness import Changes, NotModified, Validators, conditional_changes
+from toolnexus.sources.freshness import Changes, NotModified, Validators
 from toolnexus.sources.fsspec import all_failed_alike
+from toolnexus.sources.object_home import ObjectHome
 from toolnexus.sources.obstore_client import ObstoreRemote, StoreFiles
 from toolnexus.sources.registry import (
     HEAD_BYTES,
@@ -42,7 +43,7 @@ from toolnexus.sources.registry import (
     not_a_folder,
     sniff_kind,
 )
-from toolnexus.sources.remote import Fetched, revalidated
+from toolnexus.sources.remote import Fetched, conditional_gets
 from toolnexus.sources.tail_archive import TailZipBundle
 from toolnexus.stores import MemoryStore, ObstoreStore, require_conditional_delete, require_enforced
 from toolnexus.stores.obstore import SingleWriterObstoreStore, store_token, store_url
@@ -50,7 +51,7 @@ from toolnexus.stores.obstore import SingleWriterObstoreStore, store_token, stor
 __all__ = ["ObstoreRemote", "ObstoreSource", "StoreFiles"]
 
 
-class ObstoreSource(SourceBase):
+class ObstoreSource(ObjectHome):
     """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``.
 
     ``prefix`` is the home's path inside the store (relative to the store's own prefix, if it
@@ -240,43 +241,18 @@ class ObstoreSource(SourceBase):
             return SingleWriterObstoreStore(self, name, probe=_trust)
         return ObstoreStore(self, name, probe=require_enforced, delete_probe=require_conditional_delete)
 
-    # -- freshness ------------------------------------------------------------------------------
+    # -- freshness (the plan is :class:`.object_home.ObjectHome`'s) ------------------------------
 
-    def changed_since(
-        self, since: Validators | None, names: Sequence[str], limit: int
-    ) -> Changes | NotModified:
-        """Conditional GETs (see the module); where they find nothing, the usual read decides."""
-        kind = kind_by_name(self.path)
-        if kind is ZIP:
-            changes = TailZipBundle(ObstoreRemote(self.store, self.path)).tail_changes(since, names, limit)
-        elif kind is None:
-            changes = run_sync(self._conditional_gets, since, names, limit)
-        else:
-            changes = None
-        return by_content(self.read_entries(names, limit), since) if changes is None else changes
+    def remote(self, path: str) -> ObstoreRemote:
+        return ObstoreRemote(self.store, path)
 
-    async def changed_since_async(
-        self, since: Validators | None, names: Sequence[str], limit: int
-    ) -> Changes | NotModified:
-        if kind_by_name(self.path) is not None:
-            return await asyncio.to_thread(self.changed_since, since, names, limit)
-        changes = await self._conditional_gets(since, names, limit)
-        if changes is not None:
-            return changes
-        return by_content(await asyncio.to_thread(self.read_entries, names, limit), since)
-
-    async def _conditional_gets(
+    async def conditional_gets(
         self, since: Validators | None, names: Sequence[str], limit: int
     ) -> Changes | None:
-        previous = {} if since is None else since.validators
+        def fetch(name: str, etag: str | None) -> Coroutine[Any, Any, Fetched | NotModified]:
+            return ObstoreRemote(self.store, self.path_of(name)).get((0, limit + 1), if_none_match=etag)
 
-        def fetch(name: str) -> Coroutine[Any, Any, Fetched | NotModified]:
-            etag = previous.get(name)
-            tag = etag if isinstance(etag, str) else None
-            return ObstoreRemote(self.store, self.path_of(name)).get((0, limit + 1), if_none_match=tag)
-
-        answers = await asyncio.gather(*(revalidated(fetch(name)) for name in names))
-        return conditional_changes(self.location, names, answers)
+        return await conditional_gets(self.location, since, names, fetch)
 
 
 def _trust(store: Any) -> None:

@@ -1,17 +1,19 @@
 """One object on a remote store, as the request plans see it: what a GET brings back, the
-protocol an engine implements for the zip-tail plan (:mod:`.tail_archive`), and one conditional
-GET's answer in the vocabulary of :func:`.freshness.conditional_changes`. Written once here for
-the s3fs path (:mod:`.s3_bundle`, :mod:`.s3`) and the obstore engine (:mod:`.obstore`)."""
+protocol an engine implements for the zip-tail plan (:mod:`.tail_archive`), and a folder's
+revalidation by conditional GETs in the vocabulary of :func:`.freshness.conditional_changes`.
+Written once here for the s3fs path (:mod:`.s3_bundle`, :mod:`.s3`) and the obstore engine
+(:mod:`.obstore`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Hashable
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from toolnexus.sources.freshness import FreshFile, NotModified
+from toolnexus.sources.freshness import Changes, FreshFile, NotModified, Validators, conditional_changes
 
-__all__ = ["Fetched", "ObjectChangedError", "RemoteObject", "revalidated"]
+__all__ = ["Fetched", "ObjectChangedError", "RemoteObject", "conditional_gets", "revalidated"]
 
 T = TypeVar("T")
 
@@ -72,3 +74,21 @@ async def revalidated(
     if isinstance(got, NotModified):
         return got
     return FreshFile(got.body, got.size, got.etag)
+
+
+async def conditional_gets(
+    location: str,
+    since: Validators | None,
+    names: Sequence[str],
+    get: Callable[[str, str | None], Awaitable[Fetched | NotModified]],
+) -> Changes | None:
+    """Every name's GET together, each with ``If-None-Match`` where an ETag is known:
+    ``get(name, etag)`` is the engine's capped GET. ``None`` when no name is there."""
+    previous = {} if since is None else since.validators
+
+    def etag(name: str) -> str | None:
+        tag = previous.get(name)
+        return tag if isinstance(tag, str) else None
+
+    answers = await asyncio.gather(*(revalidated(get(name, etag(name))) for name in names))
+    return conditional_changes(location, names, answers)

@@ -6,29 +6,30 @@
 - **Writing** is :class:`S3Store`: ``If-Match`` / ``If-None-Match: *`` on the PUT, once the probe
   has seen the server enforce them.
 - **Listing** (``audit``): ``ListObjectsV2`` with a delimiter, one page at a time.
-- **Freshness**: a folder costs one GET per name with ``If-None-Match: <etag>``, all in flight
-  together (an unchanged file is a 304 with no body, a missing one a 404, a changed one its new
-  bytes); a zip bundle the tail GET with ``If-None-Match`` (unchanged: one bodiless 304).
+- **Freshness** (:mod:`.object_home`, shared with the obstore engine): a folder costs one GET per
+  name with ``If-None-Match: <etag>``, all in flight together (an unchanged file is a 304 with no
+  body, a missing one a 404, a changed one its new bytes); a zip bundle the tail GET with
+  ``If-None-Match`` (unchanged: one bodiless 304).
 
 Registered in ``sources/__init__.py`` for the ``s3`` and ``s3a`` protocols (extra ``s3``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Coroutine, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from toolnexus._aio import await_on_loop, run_on_loop
 from toolnexus.errors import read_error
 from toolnexus.sources.base import Reading, SourceBase
 from toolnexus.sources.bundle import ZIP
 from toolnexus.sources.children import LIST_PAGE_SIZE, Child, Pages, no_such_prefix
-from toolnexus.sources.freshness import Changes, NotModified, Validators, conditional_changes
+from toolnexus.sources.freshness import Changes, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
-from toolnexus.sources.registry import ArchiveKind, kind_by_name
-from toolnexus.sources.remote import revalidated
+from toolnexus.sources.object_home import ObjectHome
+from toolnexus.sources.registry import ArchiveKind
+from toolnexus.sources.remote import conditional_gets
 from toolnexus.sources.s3_bundle import S3Remote
 from toolnexus.sources.s3_requests import S3Object, get_object
 from toolnexus.sources.tail_archive import TailZipBundle
@@ -36,8 +37,10 @@ from toolnexus.stores import S3Store
 
 __all__ = ["S3Source", "S3ZipBundle"]
 
+T = TypeVar("T")
 
-class S3Source(FsspecSource):
+
+class S3Source(ObjectHome, FsspecSource):
     """A persona home on S3: ``S3Source(s3fs.S3FileSystem(), "bucket/aster")``."""
 
     conditional_store = S3Store
@@ -112,44 +115,21 @@ class S3Source(FsspecSource):
                 return
             request["ContinuationToken"] = page["NextContinuationToken"]
 
-    def changed_since(
-        self, since: Validators | None, names: Sequence[str], limit: int
-    ) -> Changes | NotModified:
-        """Conditional GETs (see the module); where they find nothing, the usual read decides
-        (an empty home, a bundle of another name, no home at all)."""
-        kind = kind_by_name(self.path)
-        changes: Changes | NotModified | None = None
-        if kind is None:
-            changes = run_on_loop(self.fs, self._conditional_gets, since, names, limit)
-        elif kind is ZIP:
-            changes = S3ZipBundle(self.fs, self.path).tail_changes(since, names, limit)
-        return super().changed_since(since, names, limit) if changes is None else changes
+    def remote(self, path: str) -> S3Remote:
+        return S3Remote(self.fs, path)
 
-    async def changed_since_async(
-        self, since: Validators | None, names: Sequence[str], limit: int
-    ) -> Changes | NotModified:
-        """A folder is revalidated on s3fs's own loop: no thread per persona."""
-        if kind_by_name(self.path) is not None:
-            return await super().changed_since_async(since, names, limit)
-        changes = await await_on_loop(self.fs, self._conditional_gets(since, names, limit))
-        if changes is not None:
-            return changes
-        return await asyncio.to_thread(super().changed_since, since, names, limit)
+    async def on_loop(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """s3fs's coroutines run on its own loop: no thread per persona."""
+        result: T = await await_on_loop(self.fs, coroutine)
+        return result
 
-    async def _conditional_gets(
+    async def conditional_gets(
         self, since: Validators | None, names: Sequence[str], limit: int
     ) -> Changes | None:
-        """Every name's first ``limit + 1`` bytes, each with ``If-None-Match`` where an ETag is
-        known, together; ``None`` when no name is there."""
-        previous = {} if since is None else since.validators
+        def fetch(name: str, etag: str | None) -> Coroutine[Any, Any, S3Object | NotModified]:
+            return get_object(self.fs, self.path_of(name), f"bytes=0-{limit}", if_none_match=etag)
 
-        def fetch(name: str) -> Coroutine[Any, Any, S3Object | NotModified]:
-            etag = previous.get(name)
-            tag = etag if isinstance(etag, str) else None
-            return get_object(self.fs, self.path_of(name), f"bytes=0-{limit}", if_none_match=tag)
-
-        answers = await asyncio.gather(*(revalidated(fetch(name)) for name in names))
-        return conditional_changes(self.location, names, answers)
+        return await conditional_gets(self.location, since, names, fetch)
 
 
 class S3ZipBundle(TailZipBundle):

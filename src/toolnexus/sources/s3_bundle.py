@@ -7,10 +7,11 @@ through ``fs._call_s3("get_object", …)`` (:mod:`.s3_requests`), which sees ``C
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Hashable
+from collections.abc import Callable, Coroutine, Hashable, Sequence
 from typing import IO, Any, TypeVar
 
 from toolnexus._aio import run_on_loop
+from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError
 from toolnexus.sources.base import fs_token
 from toolnexus.sources.s3_requests import NotModified, S3Object, get_object
@@ -47,6 +48,13 @@ class S3Remote:
         return got.body
 
 
-def tail_opener(fs: Any, path: str, folder: str | None) -> Callable[[], IO[bytes]]:
-    """An archive opener for :class:`BundleSource`: each call reads the bundle afresh from its tail."""
-    return _tail_opener(S3Remote(fs, path), folder)
+def tail_opener(
+    fs: Any,
+    path: str,
+    folder: str | None,
+    names: Sequence[str] = BOOTSTRAP_ORDER,
+    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
+) -> Callable[[], IO[bytes]]:
+    """An archive opener for :class:`BundleSource`: each call reads the bundle afresh from its
+    tail, prefetching only the members that may be ``names``."""
+    return _tail_opener(S3Remote(fs, path), folder, names, limit)

@@ -30,7 +30,7 @@ from typing import IO, Any, TypeVar, cast
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, read_error
-from toolnexus.sources.base import by_content
+from toolnexus.sources.base import Reading, by_content
 from toolnexus.sources.bundle import BundleSource
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, NotModified, Validators
 from toolnexus.sources.remote import Fetched, ObjectChangedError, RemoteObject
@@ -216,12 +216,17 @@ async def _tail(remote: RemoteObject, if_none_match: str | None) -> Fetched | No
     return await remote.tail(TAIL_BYTES, if_none_match=if_none_match)
 
 
-def tail_opener(remote: RemoteObject, folder: str | None) -> Callable[[], IO[bytes]]:
-    """An archive opener for :class:`BundleSource`: each call reads the bundle afresh from its tail."""
+def tail_opener(
+    remote: RemoteObject,
+    folder: str | None,
+    names: Sequence[str] = BOOTSTRAP_ORDER,
+    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
+) -> Callable[[], IO[bytes]]:
+    """An archive opener for :class:`BundleSource`: each call reads the bundle afresh from its
+    tail and prefetches the members that may be ``names`` (a profile's files: no others)."""
 
     def opener() -> IO[bytes]:
-        archive = open_tail_archive(remote, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, folder=folder)
-        return cast(IO[bytes], archive)
+        return cast(IO[bytes], open_tail_archive(remote, names, limit, folder=folder))
 
     return opener
 
@@ -237,6 +242,12 @@ class TailZipBundle(BundleSource):
     @property
     def cache_key(self) -> Hashable:
         return ("tail-bundle", self.location, self.folder, self.remote.token)
+
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        """Read ``names`` from a tail fetched for them: a profile's members are prefetched, the
+        other bootstrap members never requested (the opener's default would fetch all seven)."""
+        bundle = BundleSource(tail_opener(self.remote, self.folder, names, limit), self.location, self.folder)
+        return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
 
     def changed_since(
         self, since: Validators | None, names: Sequence[str], limit: int

@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from toolnexus._aio import run_on_loop
-from toolnexus.stores.base import READ_LIMIT, CompareAndSwapStore
+from toolnexus.stores.base import READ_LIMIT
 from toolnexus.stores.lineage import Stored, parse_lineage
+from toolnexus.stores.looped import LoopedStore
 
 __all__ = ["AzureBlobStore"]
 
@@ -21,7 +22,7 @@ def _is_invalid_range(error: BaseException) -> bool:
     return getattr(error, "status_code", None) == 416 or getattr(error, "error_code", None) == "InvalidRange"
 
 
-class AzureBlobStore(CompareAndSwapStore):
+class AzureBlobStore(LoopedStore):
     """A file in an Azure Blob container, written with ETag conditions through azure-storage-blob."""
 
     conditions = ("If-None-Match: *", "If-Match")
@@ -30,10 +31,6 @@ class AzureBlobStore(CompareAndSwapStore):
     def _client(self, path: str) -> Any:
         container, blob, _ = self.fs.split_path(path)
         return self.fs.service_client.get_blob_client(container, blob)
-
-    def get(self, path: str) -> Stored:
-        result: Stored = run_on_loop(self.fs, self._get, path)
-        return result
 
     async def _get(self, path: str) -> Stored:
         from azure.core.exceptions import ResourceNotFoundError  # noqa: PLC0415  (optional backend)
@@ -55,14 +52,6 @@ class AzureBlobStore(CompareAndSwapStore):
         lineage = parse_lineage((properties.metadata or {}).get(_LINEAGE_KEY))
         return Stored(bytes(data), str(properties.etag), lineage)
 
-    def put(self, path: str, data: bytes, version: str | None) -> bool:
-        result: bool = run_on_loop(self.fs, self._put, path, data, version, None)
-        return result
-
-    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
-        result: bool = run_on_loop(self.fs, self._put, path, data, version, lineage)
-        return result
-
     async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
         from azure.core import MatchConditions  # noqa: PLC0415
         from azure.core.exceptions import ResourceExistsError, ResourceModifiedError  # noqa: PLC0415
@@ -79,9 +68,6 @@ class AzureBlobStore(CompareAndSwapStore):
         except (ResourceExistsError, ResourceModifiedError):
             return False
         return True
-
-    def delete(self, path: str) -> None:
-        run_on_loop(self.fs, self._delete, path)
 
     async def _delete(self, path: str) -> None:
         await self._client(path).delete_blob()

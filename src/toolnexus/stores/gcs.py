@@ -8,23 +8,20 @@ from __future__ import annotations
 import json
 
 from toolnexus._aio import run_on_loop
-from toolnexus.stores.base import READ_LIMIT, CompareAndSwapStore
+from toolnexus.stores.base import READ_LIMIT
 from toolnexus.stores.lineage import Stored, parse_lineage
+from toolnexus.stores.looped import LoopedStore
 
 __all__ = ["GcsStore"]
 
 _LINEAGE_KEY = "toolnexus-edits"
 
 
-class GcsStore(CompareAndSwapStore):
+class GcsStore(LoopedStore):
     """A file in a GCS bucket, written with generation preconditions through gcsfs's client."""
 
     conditions = ("ifGenerationMatch=0", "ifGenerationMatch")
     stale_version = "1"
-
-    def get(self, path: str) -> Stored:
-        result: Stored = run_on_loop(self.fs, self._get, path)
-        return result
 
     async def _get(self, path: str) -> Stored:
         bucket, key, _ = self.fs.split_path(path)
@@ -46,14 +43,6 @@ class GcsStore(CompareAndSwapStore):
                 continue  # replaced between the two requests: read the new generation
             return Stored(bytes(data), generation, lineage)
 
-    def put(self, path: str, data: bytes, version: str | None) -> bool:
-        result: bool = run_on_loop(self.fs, self._put, path, data, version, None)
-        return result
-
-    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
-        result: bool = run_on_loop(self.fs, self._put, path, data, version, lineage)
-        return result
-
     async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
         from gcsfs.core import quote  # noqa: PLC0415  (optional backend)
 
@@ -72,9 +61,6 @@ class GcsStore(CompareAndSwapStore):
         except FileExistsError:  # gcsfs's spelling of 412 Precondition Failed
             return False
         return True
-
-    def delete(self, path: str) -> None:
-        run_on_loop(self.fs, self._delete, path)
 
     async def _delete(self, path: str, **conditions: str) -> None:
         bucket, key, _ = self.fs.split_path(path)

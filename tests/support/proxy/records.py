@@ -43,3 +43,9 @@ class RequestRecord:
     request_body_bytes: int = 0
     fault: str | None = None
     connection_id: int = 0
+
+    @property
+    def byte_span(self) -> tuple[int, int]:
+        """``(first, last)`` of a ``Range: bytes=FIRST-LAST`` header (both inclusive)."""
+        first, _, last = (self.range_header or "").removeprefix("bytes=").partition("-")
+        return int(first), int(last)
