@@ -3,7 +3,9 @@
 - client CPU per composition of the typical persona, both engines (target ≤ 0.3x), and the
   compositions per second one client core sustains (1 ÷ that CPU);
 - a 50-persona fleet with ``asyncio.gather``: client CPU per composition (≤ 0.3x s3fs's) and the
-  wall time against the floor the server sets (1 RT + moto's CPU, which it spends serially; ≤ 1.05x);
+  wall time against the floor the server sets (1 RT + moto's CPU, which it spends serially; ≤ 1.05x)
+  and against bare obstore GETs of the same 350 objects in the same rounds (what the rig allows any
+  obstore client: the part of the gap that is toolnexus's);
 - memory edits through obstore: 4 processes x 25 appends on moto, Azurite and fake-gcs-server
   (expected / found / duplicated), and a server that ignores conditions (moto behind the proxy,
   condition headers dropped): every writer refused.
@@ -33,7 +35,7 @@ from benchmarks.harness import Row, fmt_time, process_cpu_seconds
 from benchmarks.personas import typical_files
 from benchmarks.remote import POOL
 from benchmarks.servers import BUCKET, S3
-from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, compose_soul_async
+from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
 from toolnexus.stores import forget_verdicts
 
 TARGET = "10 obstore"
@@ -93,11 +95,32 @@ def target_cpu(s3: S3, rounds: int, number: int) -> list[Row]:
     ]
 
 
+def _bare_obstore(s3: S3, keys: list[str]) -> Callable[[], None]:
+    """The same GETs straight through obstore, no toolnexus: what the rig allows any obstore client
+    (one ranged GET of cap + 1 bytes per bootstrap name, the absent seventh a 404)."""
+    import obstore  # noqa: PLC0415  (the obstore extra)
+
+    store = engine.s3_store(s3.proxy.endpoint_url, BUCKET)
+
+    async def get(key: str) -> object:
+        try:
+            return bytes(await obstore.get_range_async(store, key, start=0, end=MAX_BOOTSTRAP_FILE_BYTES + 1))
+        except FileNotFoundError as missing:
+            return missing
+
+    async def gather() -> None:
+        await asyncio.gather(*(get(key) for key in keys))
+
+    return lambda: asyncio.run(gather())
+
+
 def target_fleet(s3: S3, rounds: int, latency: float, n: int = 50) -> list[Row]:
-    """50 personas with asyncio.gather through each engine; wall time against moto's floor."""
+    """50 personas with asyncio.gather through each engine; wall time against moto's floor and
+    against bare obstore GETs of the same objects (what the rig allows any client)."""
     s3.put({f"fleet/p{i:03d}/{name}": data for i in range(n) for name, data in typical_files().items()})
     homes = [f"s3://{BUCKET}/fleet/p{i:03d}" for i in range(n)]
     engines = _kw(s3)
+    bare = _bare_obstore(s3, [f"fleet/p{i:03d}/{name}" for i in range(n) for name in BOOTSTRAP_ORDER])
 
     def fleet(kw: dict[str, Any]) -> None:
         async def gather() -> None:
@@ -108,6 +131,8 @@ def target_fleet(s3: S3, rounds: int, latency: float, n: int = 50) -> list[Row]:
 
     for kw in engines.values():
         fleet(kw)  # warm
+    bare()
+    bare_trips: list[float] = []
     cpu: dict[str, list[float]] = {name: [] for name in engines}
     trips: dict[str, list[float]] = {name: [] for name in engines}
     floors: dict[str, list[float]] = {name: [] for name in engines}
@@ -124,6 +149,8 @@ def target_fleet(s3: S3, rounds: int, latency: float, n: int = 50) -> list[Row]:
             if name == "obstore":
                 moto.append(served)
                 relay.append(process_cpu_seconds(s3.proxy.pid) - before[2])
+        bare_trips.append(s3.observe(bare, latency)[0] / latency)
+    versus_bare = statistics.median(o / b for o, b in zip(trips["obstore"], bare_trips, strict=True))
     wall = statistics.median(t / f for t, f in zip(trips["obstore"], floors["obstore"], strict=True))
     ratio = statistics.median(o / s for o, s in zip(cpu["obstore"], cpu["s3fs"], strict=True))
     rt = {name: statistics.median(values) for name, values in trips.items()}
@@ -148,6 +175,16 @@ def target_fleet(s3: S3, rounds: int, latency: float, n: int = 50) -> list[Row]:
                 "moto_cpu_seconds": moto,
                 "proxy_cpu_seconds": relay,
             },
+        ),
+        Row(
+            TARGET,
+            f"{n} personas through obstore vs the same {7 * n} GETs by bare obstore",
+            f"{rt['obstore']:.2f} RT",
+            f"bare obstore.get_range_async {statistics.median(bare_trips):.2f} RT",
+            versus_bare,
+            f"{7 * n} GET each",
+            limit="report: what toolnexus adds on this rig",
+            details={"bare_round_trips": bare_trips},
         ),
         Row(
             TARGET,
