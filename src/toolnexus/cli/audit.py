@@ -127,6 +127,7 @@ def _run(args: argparse.Namespace) -> int:
                 args.prefix,
                 storage_options=options if is_url(args.prefix) else None,
                 follow_external_symlinks=args.follow_external_symlinks,
+                engine=args.engine,
                 executor=executor,
                 concurrency=args.concurrency,
                 **budget_kwargs(args),

@@ -13,6 +13,7 @@ from toolnexus.composer.profiles import select_names
 from toolnexus.fleet.executors import in_process, on_executor
 from toolnexus.fleet.listing import list_prefix
 from toolnexus.fleet.results import PersonaAudit
+from toolnexus.sources import DEFAULT_ENGINE
 
 __all__ = ["audit"]
 
@@ -30,6 +31,7 @@ def audit(
     executor: Any = None,
     concurrency: int = 64,
     follow_external_symlinks: bool = False,
+    engine: str = DEFAULT_ENGINE,
 ) -> Generator[PersonaAudit, None, None]:
     """Audit every persona under ``prefix``: one :class:`PersonaAudit` each, in listing order.
 
@@ -51,6 +53,13 @@ def audit(
     its budget shows the issue ``over-budget``, and with a tokenizer ``soul_tokens`` counts its
     soul. Under a ``profile`` every child folder is a persona, even one without the profile's
     files (the others are never read, so an empty soul is reported rather than guessed away).
+
+    ``engine`` is the client for ``s3://``, ``gs://`` and ``az://`` prefixes, as for
+    :func:`compose_soul`: ``"fsspec"`` (the default) or ``"obstore"``, which lists the prefix
+    with obstore's delimiter listing and reads each persona with its plan (on a worker too: the
+    store is rebuilt there from the URL's options); the results are the same. A prefix that is
+    an :class:`~toolnexus.sources.ObstoreSource` is listed and read through obstore whatever
+    ``engine`` says. An unknown engine is a :class:`ValueError` naming the choices.
     """
     budget, _ = checked_budget(budget), select_names(profile=profile)  # bad ones fail here, named
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
@@ -66,5 +75,6 @@ def audit(
         fs=fs,
         follow_external_symlinks=follow_external_symlinks,
         reads=_READS_PER_PERSONA * concurrency,
+        engine=engine,
     )
     return run(replace(listing, target=replace(listing.target, budget=budget, profile=profile)))

@@ -20,7 +20,7 @@ from typing import Any
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.soul.arguments import Call
-from toolnexus.sources import DEFAULT_ENGINE, Pages, backend, is_url, kind_by_name, resolve
+from toolnexus.sources import DEFAULT_ENGINE, Pages, backend, engine, is_url, kind_by_name, resolve
 
 __all__ = ["Candidate", "Listing", "Target", "list_prefix"]
 
@@ -34,11 +34,15 @@ _BOOTSTRAP_NAMES = frozenset(BOOTSTRAP_ORDER)
 @dataclass(frozen=True)
 class Target:
     """How a listed path becomes a source — here or on a worker, so it pickles (fsspec
-    filesystems are re-created from their arguments). ``fs=None``: local paths and chained URLs."""
+    filesystems are re-created from their arguments; the obstore engine's files from the URL's
+    options). ``fs=None``: local paths and chained URLs. ``fs`` is the listed source's own, so a
+    child is read by the same backend and engine as its prefix was listed with."""
 
     fs: Any = None
     storage_options: Mapping[str, Any] | None = None
     follow_external_symlinks: bool = False
+    #: The client for object-store URLs (``resolve``'s ``engine``).
+    engine: str = DEFAULT_ENGINE
     #: What each persona is fitted to and which of its files are read (as for ``inspect_soul``).
     budget: Budget | None = None
     profile: str | None = None
@@ -50,7 +54,7 @@ class Target:
 
     def call(self) -> Call:
         """The same arguments, checked and ready to resolve a path (what ``check_async`` reads)."""
-        where = (self.storage_options, self.fs, self.follow_external_symlinks, DEFAULT_ENGINE)
+        where = (self.storage_options, self.fs, self.follow_external_symlinks, self.engine)
         return Call.checked(where, (self.budget, None, self.profile))
 
     def options(self) -> dict[str, Any]:
@@ -60,6 +64,7 @@ class Target:
             "fs": self.fs,
             "storage_options": self.storage_options,
             "follow_external_symlinks": self.follow_external_symlinks,
+            "engine": self.engine,
             "budget": self.budget,
             "profile": self.profile,
         }
@@ -85,9 +90,10 @@ def list_prefix(
     fs: Any = None,
     follow_external_symlinks: bool = False,
     reads: int = 7,
+    engine: str = DEFAULT_ENGINE,
 ) -> Listing:
     """Look the prefix up now (a missing one is a :class:`FileNotFoundError` naming it) and list
-    it lazily. ``reads``: requests the audit will have in flight, to size a remote filesystem."""
+    it lazily. ``reads``: requests the audit will have in flight, to size a remote client."""
     if fs is None and not isinstance(prefix, str | os.PathLike) and hasattr(prefix, "fs"):
         fs, prefix = prefix.fs, str(prefix.path)  # a UPath carries its filesystem and options
     path = os.fspath(prefix) if isinstance(prefix, os.PathLike) else prefix
@@ -95,20 +101,29 @@ def list_prefix(
         raise TypeError(f"expected a prefix path, URL or UPath, not {type(prefix).__name__}")
     if not path:
         raise ValueError("empty prefix: name a folder ('.' for the current one) or a URL")
-    options = _sized(path, storage_options, reads) if fs is None and is_url(path) else storage_options
-    source = resolve(path, storage_options=options, fs=fs, follow_external_symlinks=follow_external_symlinks)
+    url = fs is None and is_url(path)
+    options = _sized(path, storage_options, reads, engine) if url else storage_options
+    follow = follow_external_symlinks
+    source = resolve(path, storage_options=options, fs=fs, follow_external_symlinks=follow, engine=engine)
     children = getattr(source, "children", None)  # a source of your own may not list: one persona
     pages = children() if callable(children) else None
     if pages is None:  # a bundle (or a chained URL naming one): the prefix is the one persona
-        return Listing(source.location, Target(fs, options, follow_external_symlinks), iter([[(path, True)]]))
-    target = Target(getattr(source, "fs", None), None, follow_external_symlinks)  # fsspec sources have one
+        return Listing(source.location, Target(fs, options, follow, engine), iter([[(path, True)]]))
+    target = Target(getattr(source, "fs", None), None, follow, engine)  # remote sources have one
     return Listing(source.location, target, _candidates(pages))
 
 
-def _sized(url: str, options: Mapping[str, Any] | None, reads: int) -> Mapping[str, Any] | None:
-    """The backend's options for ``reads`` requests at once (S3: a connection pool that large)."""
-    row = backend(url.split("://", 1)[0]) if "::" not in url else None
-    sized = getattr(row.source, "concurrent_options", None) if row is not None else None
+def _sized(
+    url: str, options: Mapping[str, Any] | None, reads: int, engine_name: str
+) -> Mapping[str, Any] | None:
+    """The client's options for ``reads`` requests at once (s3fs: a connection pool that large):
+    the engine's say, or with fsspec the backend's."""
+    client = engine(engine_name)
+    if client is not None:
+        sized = client.concurrent_options
+    else:
+        row = backend(url.split("://", 1)[0]) if "::" not in url else None
+        sized = getattr(row.source, "concurrent_options", None) if row is not None else None
     return sized(options or {}, reads) if sized is not None else options
 
 

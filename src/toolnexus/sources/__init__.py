@@ -39,6 +39,7 @@ from toolnexus.sources.layered import LayeredSource
 from toolnexus.sources.local import LocalSource
 from toolnexus.sources.mapping import DictSource
 from toolnexus.sources.obstore import ObstoreSource
+from toolnexus.sources.obstore_client import STORE_FILES
 from toolnexus.sources.obstore_fsspec import ADAPTER, ADAPTER_PROTOCOLS, ObstoreFsspecSource
 from toolnexus.sources.obstore_options import PROTOCOLS, open_filesystem, open_output, open_url
 from toolnexus.sources.registry import (
@@ -126,6 +127,7 @@ register_filesystem_source(("az", "abfs", "abfss"), AzureSource, extra="azure")
 register_filesystem_source(("http", "https"), HttpSource, extra="http")
 register_filesystem_source(("memory",), InMemorySource)
 register_filesystem_source(ADAPTER_PROTOCOLS, ObstoreFsspecSource, extra="obstore", implementation=ADAPTER)
+register_filesystem_source(("obstore",), ObstoreSource.on_files, extra="obstore", implementation=STORE_FILES)
 register_engine(Engine("obstore", tuple(PROTOCOLS), open_url, open_filesystem, open_output, extra="obstore"))
 
 #: The resolver's earlier name, kept for code that imported it.

@@ -2,7 +2,8 @@
 
 Each backend lists its own way (:meth:`SourceBase.children`): a local folder with one streamed
 ``scandir``; S3 with ``ListObjectsV2`` and a delimiter, a page at a time (see
-:meth:`S3Source.children`); any other fsspec filesystem with one ``ls``. The pages are lazy, but
+:meth:`S3Source.children`); any other fsspec filesystem with one ``ls``; the obstore engine with
+obstore's own delimiter listing (:func:`delimited_children`). The pages are lazy, but
 whether the folder exists is decided by the call, so a missing one fails before anything is listed.
 """
 
@@ -13,9 +14,18 @@ import stat
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from toolnexus._object_store import object_store_error, object_store_status
 from toolnexus.errors import location_error, read_error
 
-__all__ = ["LIST_PAGE_SIZE", "Child", "Pages", "fsspec_children", "local_children", "no_such_prefix"]
+__all__ = [
+    "LIST_PAGE_SIZE",
+    "Child",
+    "Pages",
+    "delimited_children",
+    "fsspec_children",
+    "local_children",
+    "no_such_prefix",
+]
 
 #: Names per page: S3's own maximum for one listing request, and the page size of a local scan.
 LIST_PAGE_SIZE = 1000
@@ -82,3 +92,33 @@ def fsspec_children(fs: Any, path: str, location: str) -> Pages | None:
         if (name := str(entry["name"]).rstrip("/")) != base
     ]
     return iter([sorted(children)])
+
+
+def delimited_children(store: Any, path: str, location: str) -> Pages | None:
+    """``path``'s children in an obstore store, from one ``list_with_delimiter``; ``None`` when
+    nothing at all is listed there (the caller tells a bundle from no such prefix).
+
+    obstore's delimiter listing has no pages in its API: object_store requests every page of
+    the listing (1,000 keys each on S3) and returns them together. So the names of the prefix's
+    *direct* children (one per persona, not their files: about 100 bytes each) are held at once,
+    then handed out :data:`LIST_PAGE_SIZE` a page in key order; the audit's reads, the bulk of
+    its memory, stay bounded by its concurrency. A folder marker (``path/``, listed as ``path``)
+    is no child: alone, it makes an empty prefix. A missing bucket is no such prefix.
+    """
+    import obstore  # noqa: PLC0415  (the optional engine)
+
+    try:
+        listing = obstore.list_with_delimiter(store, path or None)
+    except Exception as error:
+        mapped = object_store_error(error)
+        if isinstance(mapped, FileNotFoundError) or object_store_status(error) == 404:
+            raise no_such_prefix(location) from None
+        raise read_error(mapped, location, None) from error
+    base = f"{path}/" if path else ""
+    children = [Child(key.removeprefix(base), key, True) for key in map(str, listing["common_prefixes"])]
+    keys = [str(meta["path"]) for meta in listing["objects"]]
+    children += [Child(key.removeprefix(base), key, False) for key in keys if key != path]
+    if not children:
+        return iter([]) if path in keys or not path else None  # a marker, or a bucket's root
+    children.sort()
+    return iter([children[i : i + LIST_PAGE_SIZE] for i in range(0, len(children), LIST_PAGE_SIZE)])

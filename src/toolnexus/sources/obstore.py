@@ -30,6 +30,7 @@ from toolnexus._object_store import object_store_error
 from toolnexus.errors import location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase
 from toolnexus.sources.bundle import ZIP
+from toolnexus.sources.children import Pages, delimited_children, no_such_prefix
 from toolnexus.sources.freshness import Changes, NotModified, Validators
 from toolnexus.sources.fsspec import all_failed_alike
 from toolnexus.sources.object_home import ObjectHome
@@ -55,13 +56,24 @@ class ObstoreSource(ObjectHome):
     """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``.
 
     ``prefix`` is the home's path inside the store (relative to the store's own prefix, if it
-    has one); ``""`` is the store's root. Pass it wherever a location goes.
+    has one); ``""`` is the store's root. Pass it wherever a location goes (``audit`` too: then
+    it is the prefix whose children are listed).
     """
 
     def __init__(self, store: Any, prefix: str = "") -> None:
         self.store = store
         self.path = prefix.strip("/")
         self.location = store_url(store, self.path)
+        #: The store's file operations, as an fsspec source carries its filesystem:
+        #: ``resolve(key, fs=source.fs)`` is the home ``key`` on the same store.
+        self.fs = StoreFiles(store)
+
+    @classmethod
+    def on_files(cls, files: StoreFiles, prefix: str = "") -> ObstoreSource:
+        """The home ``prefix`` on ``files``' store, keeping how ``files`` are rebuilt elsewhere."""
+        source = cls(files.store, prefix)
+        source.fs = files
+        return source
 
     @property
     def cache_key(self) -> Hashable:
@@ -182,6 +194,16 @@ class ObstoreSource(ObjectHome):
                 entries[name] = result
         return Reading(self.location, entries)
 
+    def children(self) -> Pages | None:
+        """The prefix's direct children from obstore's delimiter listing (see
+        :func:`.children.delimited_children`); ``None`` when the home is an object (a bundle)."""
+        pages = delimited_children(self.store, self.path, self.location)
+        if pages is not None:
+            return pages
+        if self._head_size(self.path) is None:
+            raise no_such_prefix(self.location)
+        return None
+
     # -- bundles --------------------------------------------------------------------------------
 
     def open_bundle(
@@ -191,11 +213,11 @@ class ObstoreSource(ObjectHome):
         if kind is ZIP:
             return TailZipBundle(ObstoreRemote(self.store, self.path), folder)
         info = None if size is None else {"size": size}
-        return kind.open(ArchiveFile(self.path, self.location, StoreFiles(self.store), info), folder)
+        return kind.open(ArchiveFile(self.path, self.location, self.fs, info), folder)
 
     def _bundle(self, size: int) -> SourceBase:
         kind = kind_by_name(self.path) or sniff_kind(
-            StoreFiles(self.store).cat_file(self.path, 0, HEAD_BYTES)
+            self.fs.cat_file(self.path, 0, HEAD_BYTES)
         )
         if kind is None:
             raise not_a_bundle(self.location)
@@ -234,7 +256,7 @@ class ObstoreSource(ObjectHome):
         (:func:`~toolnexus.stores.require_conditional_delete` says why) unless ``single_writer``.
         The home must be a folder that exists: one HEAD (a bundle is read-only) and one LIST."""
         if self._head_size(self.path) is not None:
-            raise not_a_folder(ArchiveFile(self.path, self.location, StoreFiles(self.store)))
+            raise not_a_folder(ArchiveFile(self.path, self.location, self.fs))
         if not self._holds_objects():
             raise location_error(FileNotFoundError, self.location, "no such persona home")
         if single_writer:

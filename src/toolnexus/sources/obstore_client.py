@@ -21,7 +21,7 @@ from toolnexus.stores.obstore import store_token, store_url
 if TYPE_CHECKING:
     from obstore import GetOptions
 
-__all__ = ["ObstoreRemote", "StoreFiles"]
+__all__ = ["STORE_FILES", "ObstoreRemote", "Rebuild", "StoreFiles"]
 
 T = TypeVar("T")
 
@@ -121,18 +121,45 @@ def _ignored_range(error: BaseException) -> bool:
     return "non-partial response" in str(error)
 
 
+#: :class:`StoreFiles` as the protocol table names it: ``fs=`` an obstore home's files is read
+#: through the engine whatever ``engine=`` says (there is no other way to read it).
+STORE_FILES = "toolnexus.sources.obstore_client.StoreFiles"
+
+#: How a store built from a URL's options is made again in another process: ``(factory, args)``.
+Rebuild = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
 class StoreFiles:
     """The few file operations :class:`ArchiveFile` uses (a bundle's leading bytes, a stream for
     tar) and ``write_bundle`` uses (``exists``, ``pipe_file``), over an obstore store: how this
-    engine reads bundles other than zip, and writes bundles."""
+    engine reads bundles other than zip, and writes bundles. It is also the engine's stand-in for
+    a filesystem: ``resolve(key, fs=files)`` is the home ``key`` on the same store (how ``audit``
+    opens each persona it listed, here or on a worker).
+
+    ``rebuild`` is how the store was built from a URL's options (``(factory, args)``); sent to
+    another process, the files are rebuilt by calling it there, which finds that process's own
+    store for those options (one HTTP client per worker, as fsspec's instance cache gives s3fs).
+    Without it the store object itself is pickled: obstore pickles its S3, GCS and Azure stores
+    by their configuration; a ``MemoryStore`` or a Python credential provider does not pickle.
+    """
 
     protocol = "obstore"
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, rebuild: Rebuild | None = None) -> None:
         self.store = store
+        self.rebuild = rebuild
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self.rebuild is None:
+            return (StoreFiles, (self.store,))
+        return (_rebuilt, self.rebuild)
 
     def unstrip_protocol(self, path: str) -> str:
         return store_url(self.store, path)
+
+    def _strip_protocol(self, path: str) -> str:
+        """A key in the store (fsspec's name for it: ``resolve`` calls it on any ``fs=``)."""
+        return path.strip("/")
 
     def invalidate_cache(self, path: str | None = None) -> None:
         """obstore caches nothing: nothing to drop."""
@@ -181,6 +208,11 @@ class StoreFiles:
         except Exception as error:
             raise object_store_error(error) from error
         return io.BufferedReader(_Reader(reader))
+
+
+def _rebuilt(factory: Callable[..., Any], args: tuple[Any, ...]) -> StoreFiles:
+    """:class:`StoreFiles` made again from its recipe (see ``StoreFiles.rebuild``)."""
+    return StoreFiles(factory(*args), (factory, args))
 
 
 class _Reader(io.RawIOBase):

@@ -112,12 +112,16 @@ def _source(url: str, storage_options: Mapping[str, Any]) -> ObstoreSource:
     if "@" in bucket:  # abfs://container@account.dfs.core.windows.net/path
         bucket, _, host = bucket.partition("@")
         options.setdefault("account_name", host.split(".", 1)[0])
-    return ObstoreSource(store_for(PROTOCOLS[protocol], bucket, options), key)
+    recipe = (PROTOCOLS[protocol], bucket, options)
+    return ObstoreSource.on_files(StoreFiles(store_for(*recipe), (store_for, recipe)), key)
 
 
 def open_filesystem(fs: Any, path: str) -> SourceBase:
     """``fs=`` with the obstore engine: obstore's own fsspec adapter, whose store for the bucket
-    (built from the adapter's configuration) is used directly."""
+    (built from the adapter's configuration) is used directly, or the engine's own
+    :class:`StoreFiles` (an obstore home's ``fs``)."""
+    if isinstance(fs, StoreFiles):
+        return ObstoreSource.on_files(fs, fs._strip_protocol(path))
     construct = getattr(fs, "_construct_store", None)
     if construct is None or not callable(getattr(fs, "_split_path", None)):
         raise TypeError(

@@ -202,6 +202,10 @@ class Engine:
     open_output: Callable[[str, dict[str, Any]], tuple[Any, str]]
     #: The toolnexus extra that installs it.
     extra: str | None = None
+    #: ``storage_options`` for ``reads`` requests in flight at once (``audit`` sizes its client
+    #: with this, as with a source's ``concurrent_options``); ``None``: nothing to size (obstore's
+    #: HTTP client opens as many connections as requests need).
+    concurrent_options: Callable[[Mapping[str, Any], int], dict[str, Any]] | None = None
 
 
 _ENGINES: dict[str, Engine] = {}
