@@ -10,7 +10,7 @@ from typing import Any
 
 from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.profiles import select_names
-from toolnexus.fleet.executors import in_process, on_executor
+from toolnexus.fleet.executors import in_process, on_executor, refuse_fork
 from toolnexus.fleet.listing import list_prefix
 from toolnexus.fleet.results import PersonaAudit
 from toolnexus.sources import DEFAULT_ENGINE
@@ -77,4 +77,5 @@ def audit(
         reads=_READS_PER_PERSONA * concurrency,
         engine=engine,
     )
+    refuse_fork(executor, listing.target)
     return run(replace(listing, target=replace(listing.target, budget=budget, profile=profile)))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import multiprocessing
 import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
@@ -24,10 +25,10 @@ from functools import partial
 from typing import Any, TypeVar
 
 from toolnexus.fleet.check import check, check_async, check_batch, failed
-from toolnexus.fleet.listing import Candidate, Listing
+from toolnexus.fleet.listing import Candidate, Listing, Target
 from toolnexus.fleet.results import PersonaAudit
 
-__all__ = ["BATCH_RETRIES", "batch_plan", "in_process", "on_executor"]
+__all__ = ["BATCH_RETRIES", "batch_plan", "in_process", "on_executor", "refuse_fork"]
 
 #: How often Dask re-runs a batch that raised or whose worker died.
 BATCH_RETRIES = 2
@@ -133,6 +134,20 @@ def _submitter(executor: Any) -> tuple[Callable[..., Any], int]:
         f"executor must be a concurrent.futures.Executor or a dask.distributed.Client, "
         f"not {type(executor).__name__}"
     )
+
+
+def refuse_fork(executor: Any, target: Target) -> None:
+    """A pool that forks its workers, for a client that does not survive ``fork()``: refused
+    now, naming the way out, rather than workers that hang for ever."""
+    if not isinstance(executor, concurrent.futures.ProcessPoolExecutor) or target.fork_safe:
+        return
+    context = getattr(executor, "_mp_context", None) or multiprocessing.get_context()
+    if context.get_start_method() == "fork":
+        raise ValueError(
+            "executor: the client reading these personas does not survive fork(), and a forked "
+            "worker would hang; start the workers another way: ProcessPoolExecutor("
+            "mp_context=multiprocessing.get_context('forkserver')), or 'spawn'"
+        )
 
 
 def on_executor(executor: Any, concurrency: int) -> Callable[[Listing], Generator[PersonaAudit, None, None]]:

@@ -52,6 +52,15 @@ class Target:
         """Local disk: read in order, in the calling thread (syscalls, no network to wait on)."""
         return self.fs is None and not self.storage_options
 
+    @property
+    def fork_safe(self) -> bool:
+        """Whether a worker process forked from this one can read the personas (a client whose
+        threads ``fork()`` does not copy, as obstore's, hangs there)."""
+        if self.fs is not None:
+            return bool(getattr(self.fs, "fork_safe", True))
+        client = engine(self.engine)
+        return self.local or client is None or client.fork_safe
+
     def call(self) -> Call:
         """The same arguments, checked and ready to resolve a path (what ``check_async`` reads)."""
         where = (self.storage_options, self.fs, self.follow_external_symlinks, self.engine)

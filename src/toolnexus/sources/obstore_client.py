@@ -144,6 +144,9 @@ class StoreFiles:
     """
 
     protocol = "obstore"
+    #: obstore's runtime (tokio) keeps threads that ``fork()`` does not copy: a forked process
+    #: that uses a store made before the fork hangs. ``audit`` refuses such worker pools.
+    fork_safe = False
 
     def __init__(self, store: Any, rebuild: Rebuild | None = None) -> None:
         self.store = store

@@ -206,6 +206,9 @@ class Engine:
     #: with this, as with a source's ``concurrent_options``); ``None``: nothing to size (obstore's
     #: HTTP client opens as many connections as requests need).
     concurrent_options: Callable[[Mapping[str, Any], int], dict[str, Any]] | None = None
+    #: Whether a process forked after the engine was used can still use it (obstore's runtime
+    #: cannot: its threads are not copied by ``fork()``, and the child hangs).
+    fork_safe: bool = True
 
 
 _ENGINES: dict[str, Engine] = {}
