@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support import MotoServer, make_bucket
-from tests.support.cli import TOOLNEXUS, run
+from tests.support.cli import TOOLNEXUS, run, s3_args
 from tests.support.fleet import ISSUES_BY_PERSONA, place_local
 from toolnexus.agents import Budget, audit
 
@@ -178,3 +178,24 @@ def test_a_progress_bar_only_when_stderr_is_a_terminal(fleet: Path) -> None:
     piped = run("audit", str(fleet))
     assert "\r" not in piped.stderr
     assert "[" not in piped.stderr
+
+
+def test_engine_obstore_prints_the_fsspec_engine_s_lines(moto_server: MotoServer) -> None:
+    """``--engine obstore`` is honoured, not parsed and ignored: one delimiter listing through
+    obstore, the same lines and counts as fsspec's engine."""
+    from tests.support.fleet import place_s3  # noqa: PLC0415
+
+    make_bucket(moto_server.endpoint_url, "audit-engine-cli")
+    place_s3(moto_server.endpoint_url, "audit-engine-cli", "personas")
+    prefix, flags = "s3://audit-engine-cli/personas", s3_args(moto_server.endpoint_url)
+    by_fsspec = run("audit", prefix, *flags, "--fail-on", "error")
+    obstore_flags = flags[:8]  # endpoint, key, secret, region: fsspec's spellings, translated
+    by_obstore = run("audit", prefix, "--engine", "obstore", *obstore_flags, "--fail-on", "error")
+    assert (by_obstore.returncode, by_fsspec.returncode) == (1, 1), by_obstore.stderr  # broken.zip
+    assert by_obstore.stdout == by_fsspec.stdout
+    assert len(by_obstore.stdout.splitlines()) == len(ISSUES_BY_PERSONA)
+    assert by_obstore.stderr.split(";")[0] == by_fsspec.stderr.split(";")[0]  # the counts; not the timing
+    refused = run("audit", prefix, "--engine", "obstore", *flags)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("toolnexus: error: storage option ")
+    assert "has no obstore equivalent" in refused.stderr

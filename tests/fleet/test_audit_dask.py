@@ -69,6 +69,19 @@ def test_results_equal_the_in_process_audit_on_moto_and_on_disk(
     assert all("soul_tokens" in line for line in fitted)
 
 
+def test_the_obstore_engine_on_the_cluster_gives_the_fsspec_engine_s_lines(
+    client: Any, bucket: str, moto_server: MotoServer
+) -> None:
+    """Each worker rebuilds the store from the URL's options (obstore stores made here are not
+    sent); Dask's workers are spawned, so obstore's runtime is never forked."""
+    from tests.support.obstore import s3_options  # noqa: PLC0415
+
+    expected = dicts(audit(f"s3://{bucket}/personas", storage_options=s3_storage_options(moto_server.endpoint_url)))
+    options = s3_options(moto_server.endpoint_url)
+    got = audit(f"s3://{bucket}/personas", storage_options=options, engine="obstore", executor=client)
+    assert dicts(got) == expected
+
+
 def test_the_command_on_the_cluster_prints_the_library_s_lines(
     client: Any, bucket: str, moto_server: MotoServer
 ) -> None:
