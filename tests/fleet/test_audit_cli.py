@@ -195,6 +195,15 @@ def test_engine_obstore_prints_the_fsspec_engine_s_lines(moto_server: MotoServer
     assert by_obstore.stdout == by_fsspec.stdout
     assert len(by_obstore.stdout.splitlines()) == len(ISSUES_BY_PERSONA)
     assert by_obstore.stderr.split(";")[0] == by_fsspec.stderr.split(";")[0]  # the counts; not the timing
+    # --output goes through the engine too, with obstore's own spellings of the options.
+    own = [f"-oendpoint={moto_server.endpoint_url}", "-oaccess_key_id=testing", "-osecret_access_key=testing"]
+    report = "s3://audit-engine-cli/reports/audit.jsonl"
+    written = run("audit", prefix, "--engine", "obstore", *own, "--output", report)
+    assert (written.returncode, written.stdout) == (0, ""), written.stderr
+    assert fsspec_s3(moto_server).cat_file(report).decode("utf-8") == by_fsspec.stdout
+    missing = run("audit", f"{prefix}-nope", "--engine", "obstore", *own, "--output", f"{report}.failed")
+    assert missing.returncode == 2
+    assert not fsspec_s3(moto_server).exists(f"{report}.failed")  # nothing half-written
     refused = run("audit", prefix, "--engine", "obstore", *flags)
     assert refused.returncode == 2
     assert refused.stderr.startswith("toolnexus: error: storage option ")

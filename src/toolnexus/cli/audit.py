@@ -74,7 +74,7 @@ def _output(args: argparse.Namespace, options: dict[str, Any] | None) -> Iterato
     if args.output is None:
         yield emit
         return
-    with report_file(args.output, options if is_url(args.output) else None) as write:
+    with report_file(args.output, options if is_url(args.output) else None, args.engine) as write:
         yield write
 
 

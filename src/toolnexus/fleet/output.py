@@ -2,8 +2,9 @@
 
 A report file that exists is complete: locally the lines go to a temporary file beside it,
 renamed over it at the end; on an object store they stream as a multipart upload, which is
-completed at the end and aborted on failure (S3 shows no object until then). An audit that
-fails leaves the previous report, if any, as it was.
+completed at the end and aborted on failure (S3 shows no object until then; through the obstore
+engine an unfinished upload is dropped, never completed). An audit that fails leaves the
+previous report, if any, as it was.
 """
 
 from __future__ import annotations
@@ -15,20 +16,21 @@ from contextlib import contextmanager
 from typing import Any
 
 from toolnexus.errors import location_error
-from toolnexus.sources import resolve_output
+from toolnexus.sources import DEFAULT_ENGINE, resolve_output
 
 __all__ = ["report_file"]
 
 
 @contextmanager
 def report_file(
-    out: str, storage_options: Mapping[str, Any] | None = None
+    out: str, storage_options: Mapping[str, Any] | None = None, engine: str = DEFAULT_ENGINE
 ) -> Iterator[Callable[[str], None]]:
     """A ``write(text)`` function whose text becomes ``out`` when the block ends without error.
 
+    ``engine`` is the client for an object-store URL (as the audit's: the same options apply).
     A failure to write is an :class:`OSError` naming ``out``; errors of the block pass unchanged.
     """
-    fs, path = resolve_output(out, storage_options)
+    fs, path = resolve_output(out, storage_options, engine)
     opened = _local(path, out) if fs is None else _remote(fs, path, out)
     with opened as write:
         yield write

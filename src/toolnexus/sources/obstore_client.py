@@ -201,10 +201,13 @@ class StoreFiles:
             raise object_store_error(error) from error
 
     def open(self, path: str, mode: str = "rb", **options: Any) -> IO[bytes]:
-        """A sequential reader with a readahead of ``block_size`` (1 MiB by default)."""
+        """A sequential reader with a readahead of ``block_size`` (1 MiB by default); for ``"wb"``
+        a streamed writer (see :class:`_Writer`)."""
         import obstore  # noqa: PLC0415
 
         try:
+            if "w" in mode:
+                return _Writer(obstore.open_writer(self.store, path))  # type: ignore[return-value]
             reader = obstore.open_reader(
                 self.store, path, buffer_size=options.get("block_size") or STREAM_BLOCK_SIZE
             )
@@ -240,3 +243,27 @@ class _Reader(io.RawIOBase):
     def close(self) -> None:
         self._reader.close()
         super().close()
+
+
+class _Writer:
+    """obstore's ``WritableFile``, its errors mapped: nothing appears until :meth:`close` (a
+    small object is one PUT then; past obstore's 10 MiB buffer a multipart upload, completed
+    by ``close``); :meth:`discard` drops it unfinished, so the object never appears."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    def write(self, data: bytes) -> int:
+        try:
+            return int(self._writer.write(data))
+        except Exception as error:
+            raise object_store_error(error) from error
+
+    def close(self) -> None:
+        try:
+            self._writer.close()
+        except Exception as error:
+            raise object_store_error(error) from error
+
+    def discard(self) -> None:
+        self._writer = None
