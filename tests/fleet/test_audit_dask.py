@@ -76,7 +76,9 @@ def test_the_obstore_engine_on_the_cluster_gives_the_fsspec_engine_s_lines(
     sent); Dask's workers are spawned, so obstore's runtime is never forked."""
     from tests.support.obstore import s3_options  # noqa: PLC0415
 
-    expected = dicts(audit(f"s3://{bucket}/personas", storage_options=s3_storage_options(moto_server.endpoint_url)))
+    expected = dicts(
+        audit(f"s3://{bucket}/personas", storage_options=s3_storage_options(moto_server.endpoint_url))
+    )
     options = s3_options(moto_server.endpoint_url)
     got = audit(f"s3://{bucket}/personas", storage_options=options, engine="obstore", executor=client)
     assert dicts(got) == expected

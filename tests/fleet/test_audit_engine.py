@@ -76,7 +76,9 @@ def test_one_delimiter_listing_and_seven_gets_a_persona(
     s3_fleet: str, proxy: S3Proxy, moto_server: MotoServer
 ) -> None:
     """The engine's usual plan: no HEAD, no per-persona listing, 7 ranged GETs each."""
-    results = lines(audit(f"s3://{BUCKET}/many", storage_options=engine.s3_options(proxy.endpoint_url), engine="obstore"))
+    results = lines(
+        audit(f"s3://{BUCKET}/many", storage_options=engine.s3_options(proxy.endpoint_url), engine="obstore")
+    )
     assert [line["location"][-4:] for line in results] == [f"p{i:03d}" for i in range(10)]
     listings = [r for r in proxy.requests if "list-type=2" in r.query]
     assert len(listings) == 1
@@ -99,7 +101,9 @@ def test_process_workers_rebuild_the_store_from_the_url_s_options(
 def test_a_pool_that_forks_its_workers_is_refused_at_the_call(s3_fleet: str, moto_server: MotoServer) -> None:
     """obstore's runtime does not survive fork(): a forked worker would hang for ever."""
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-        with pytest.raises(ValueError, match=r"^executor: the client reading these personas does not survive fork\(\)"):
+        with pytest.raises(
+            ValueError, match=r"^executor: the client reading these personas does not survive fork\(\)"
+        ):
             audit(s3_fleet, executor=pool, **obstore_kwargs(moto_server))
         store = engine.s3_store(moto_server.endpoint_url, BUCKET)
         with pytest.raises(ValueError, match="mp_context=multiprocessing.get_context\\('forkserver'\\)"):

@@ -129,7 +129,9 @@ register_filesystem_source(("memory",), InMemorySource)
 register_filesystem_source(ADAPTER_PROTOCOLS, ObstoreFsspecSource, extra="obstore", implementation=ADAPTER)
 register_filesystem_source(("obstore",), ObstoreSource.on_files, extra="obstore", implementation=STORE_FILES)
 register_engine(
-    Engine("obstore", tuple(PROTOCOLS), open_url, open_filesystem, open_output, extra="obstore", fork_safe=False)
+    Engine(
+        "obstore", tuple(PROTOCOLS), open_url, open_filesystem, open_output, extra="obstore", fork_safe=False
+    )
 )
 
 #: The resolver's earlier name, kept for code that imported it.

@@ -216,9 +216,7 @@ class ObstoreSource(ObjectHome):
         return kind.open(ArchiveFile(self.path, self.location, self.fs, info), folder)
 
     def _bundle(self, size: int) -> SourceBase:
-        kind = kind_by_name(self.path) or sniff_kind(
-            self.fs.cat_file(self.path, 0, HEAD_BYTES)
-        )
+        kind = kind_by_name(self.path) or sniff_kind(self.fs.cat_file(self.path, 0, HEAD_BYTES))
         if kind is None:
             raise not_a_bundle(self.location)
         return self.open_bundle(kind, None, size)
