@@ -111,8 +111,6 @@ def _line(line: dict[str, Any]) -> dict[str, Any]:
 
 def _run(args: argparse.Namespace) -> int:
     options = args.storage_options
-    if args.engine != "fsspec":
-        raise ValueError(f"--engine {args.engine}: audit lists and reads through fsspec only, for now")
     if options and not (is_url(args.prefix) or (args.output and is_url(args.output))):
         raise TypeError(f"-o options cannot apply: neither {args.prefix!r} nor --output is a URL")
     summary = AuditSummary()
