@@ -64,9 +64,7 @@ class ObstoreSource(ObjectHome):
         self.store = store
         self.path = prefix.strip("/")
         self.location = store_url(store, self.path)
-        #: The store's file operations, as an fsspec source carries its filesystem:
-        #: ``resolve(key, fs=source.fs)`` is the home ``key`` on the same store.
-        self.fs = StoreFiles(store)
+        self.fs = StoreFiles(store)  #: its filesystem: ``resolve(key, fs=source.fs)`` is a home on it
 
     @classmethod
     def on_files(cls, files: StoreFiles, prefix: str = "") -> ObstoreSource:
@@ -195,8 +193,7 @@ class ObstoreSource(ObjectHome):
         return Reading(self.location, entries)
 
     def children(self) -> Pages | None:
-        """The prefix's direct children from obstore's delimiter listing (see
-        :func:`.children.delimited_children`); ``None`` when the home is an object (a bundle)."""
+        """The prefix's children (:func:`.children.delimited_children`); ``None`` for a bundle."""
         pages = delimited_children(self.store, self.path, self.location)
         if pages is not None:
             return pages
