@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.fitting import fit, fits_as_is, fitted_sections
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, split_sections
-from toolnexus.composer.reports import Encoding, FileReport, FileStatus, SoulReport
+from toolnexus.composer.reports import Encoding, FileReport, FileStatus, SoulReport, present_file
 
 __all__ = [
     "BOOTSTRAP_ORDER",
@@ -156,17 +156,16 @@ def _careful_body(
     if "\r" in text:
         crlf = text.count("\r\n")
         lone_cr = text.count("\r") - crlf
-    report = FileReport(
-        name=name,
-        status="present",
-        size=size if size is not None else (None if truncated else len(prefix)),
-        kept_bytes=stop,
-        truncated=truncated,
-        encoding=encoding,
-        bom_stripped=start > 0,
-        line_endings_normalised=crlf + lone_cr,
-        invalid_bytes_replaced=replaced,
-        layer=layer,
+    report = present_file(
+        name,
+        size if size is not None else (None if truncated else len(prefix)),
+        stop,
+        truncated,
+        encoding,
+        start > 0,
+        crlf + lone_cr,
+        replaced,
+        layer,
     )
     return body + (TRUNCATION_NOTICE if truncated else ""), report
 
@@ -184,7 +183,7 @@ def _plain_body(prefix: bytes, size: int | None, name: str, layer: str | None) -
     if "\ufffd" in text:
         replaced = text.count("\ufffd") - prefix.count(_LITERAL_REPLACEMENT_CHAR)
     size = len(prefix) if size is None else size
-    report = FileReport(name, "present", size, len(prefix), False, "utf-8", False, endings, replaced, layer)
+    report = present_file(name, size, len(prefix), False, "utf-8", False, endings, replaced, layer)
     return text.rstrip(), report
 
 
