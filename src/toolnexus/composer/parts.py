@@ -48,17 +48,19 @@ def split_sections(sections: Iterable[tuple[str, str]]) -> tuple[SoulPart, ...]:
     prefix survives MEMORY.md appearing. A name outside :data:`STABLE_NAMES` counts as volatile.
     No sections, no parts (the empty soul).
     """
-    runs: list[tuple[list[str], bool]] = []
+    parts: list[SoulPart] = []
+    run: list[str] = []  # the current run's sections; after the first run, led by "" (the separator)
+    run_stable = True
     for name, section in sections:
         stable = name in _STABLE
-        if runs and runs[-1][1] == stable:
-            runs[-1][0].append(section)
-        else:
-            runs.append(([section], stable))
-    return tuple(
-        ((SECTION_SEPARATOR if index else "") + SECTION_SEPARATOR.join(texts), stable)
-        for index, (texts, stable) in enumerate(runs)
-    )
+        if stable is not run_stable and run:
+            parts.append((SECTION_SEPARATOR.join(run), run_stable))
+            run = [""]
+        run_stable = stable
+        run.append(section)
+    if run:
+        parts.append((SECTION_SEPARATOR.join(run), run_stable))
+    return tuple(parts)
 
 
 class Soul(str):

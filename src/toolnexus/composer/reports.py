@@ -103,12 +103,13 @@ def present_file(
     name: str,
     size: int | None,
     kept_bytes: int,
-    truncated: bool,
-    encoding: Encoding,
-    bom_stripped: bool,
-    line_endings_normalised: int,
-    invalid_bytes_replaced: int,
     layer: str | None,
+    *,
+    truncated: bool = False,
+    encoding: Encoding = "utf-8",
+    bom_stripped: bool = False,
+    line_endings_normalised: int = 0,
+    invalid_bytes_replaced: int = 0,
 ) -> FileReport:
     """``FileReport(name, "present", …)`` (no budget yet) at a seventh of the constructor's cost.
 

@@ -160,12 +160,12 @@ def _careful_body(
         name,
         size if size is not None else (None if truncated else len(prefix)),
         stop,
-        truncated,
-        encoding,
-        start > 0,
-        crlf + lone_cr,
-        replaced,
         layer,
+        truncated=truncated,
+        encoding=encoding,
+        bom_stripped=start > 0,
+        line_endings_normalised=crlf + lone_cr,
+        invalid_bytes_replaced=replaced,
     )
     return body + (TRUNCATION_NOTICE if truncated else ""), report
 
@@ -183,7 +183,9 @@ def _plain_body(prefix: bytes, size: int | None, name: str, layer: str | None) -
     if "\ufffd" in text:
         replaced = text.count("\ufffd") - prefix.count(_LITERAL_REPLACEMENT_CHAR)
     size = len(prefix) if size is None else size
-    report = present_file(name, size, len(prefix), False, "utf-8", False, endings, replaced, layer)
+    report = present_file(
+        name, size, len(prefix), layer, line_endings_normalised=endings, invalid_bytes_replaced=replaced
+    )
     return text.rstrip(), report
 
 
@@ -343,8 +345,8 @@ def compose_report(
             for report in files
         ]
         present = [(file.name, file.body) for file in fitted.values() if file.body is not None]
-    sections = [f"## {name}\n\n{body}" for name, body in present]
+    sections = [(name, f"## {name}\n\n{body}") for name, body in present]
+    parts = split_sections(sections)
+    soul = parts[0][0] if len(parts) == 1 else "".join([text for text, _ in parts])
     found = [name for name, _ in present]
-    parts = split_sections(zip(found, sections, strict=True))
-    soul = "".join(text for text, _ in parts)
     return SoulReport(location, soul, found, tuple(files), budget, parts)
