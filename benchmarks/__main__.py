@@ -3,7 +3,8 @@
 Prints a Markdown table and writes the same figures as JSON (and, with matplotlib, a PNG of the
 scaling curves) to ``benchmarks/results/`` — or to ``--out``. ``--quick`` is a smoke run.
 Issue 20's prompt-cache figures (token counts, not timings) come first; ``--only prompt-cache``
-runs them alone, ``--only engines`` issue 22's rows, ``--only audit`` issue 23's.
+runs them alone, ``--only engines`` issue 22's rows, ``--only audit`` issue 23's (``--only
+audit-local`` its local-folder row alone: no moto, no cluster).
 """
 
 from __future__ import annotations
@@ -79,10 +80,15 @@ def step(label: str) -> None:
     print(f"… {label}", file=sys.stderr, flush=True)
 
 
+def run_audit_local(plan: Plan, work: Path) -> Row:
+    """Issue 23's local row: 100 personas audited against composing them in a loop."""
+    step("audit: local folder")
+    return audit.target_audit_local(work, plan.rounds)
+
+
 def run_audit(plan: Plan, work: Path) -> list[Row]:
     """Issue 23's rows: a local folder, then fleets on moto in process and on a LocalCluster."""
-    step("audit: local folder")
-    rows = [audit.target_audit_local(work, plan.rounds)]
+    rows = [run_audit_local(plan, work)]
     with s3_environment() as s3:
         step(f"audit: {plan.audit_count} personas on moto, in process and on a LocalCluster")
         rows += audit.target_audit_s3(s3, plan.audit_count, plan.audit_small)
@@ -104,6 +110,8 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
         return engine_rows, {}
     if only == "audit":
         return run_audit(plan, work), {}
+    if only == "audit-local":
+        return [run_audit_local(plan, work)], {}
     step("prompt cache: a 20,000-token soul against loopback providers")
     rows: list[Row] = prompt_cache.target_prompt_cache(work)
     if only == "prompt-cache":
@@ -149,8 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where to write")
     parser.add_argument(
         "--only",
-        choices=["budgets", "prompt-cache", "engines", "audit"],
-        help="run one group of targets (issue 19's budgets, 20's prompt cache, 22's engines, 23's audit)",
+        choices=["budgets", "prompt-cache", "engines", "audit", "audit-local"],
+        help="run one group of targets (issue 19's budgets, 20's prompt cache, 22's engines, 23's audit; "
+        "audit-local: its local-folder row alone)",
     )
     args = parser.parse_args(argv)
     logging.getLogger("toolnexus").setLevel(logging.ERROR)  # truncation warnings are expected here

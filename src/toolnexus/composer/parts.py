@@ -15,7 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import takewhile
 
-__all__ = ["BOOTSTRAP_ORDER", "SECTION_SEPARATOR", "STABLE_NAMES", "Soul", "SoulPart", "split_sections"]
+__all__ = [
+    "BOOTSTRAP_ORDER",
+    "SECTION_SEPARATOR",
+    "STABLE_NAMES",
+    "Soul",
+    "SoulPart",
+    "ordered_parts",
+    "split_sections",
+]
 
 #: The bootstrap files, in the order their sections appear in a soul.
 BOOTSTRAP_ORDER: tuple[str, ...] = (
@@ -48,17 +56,44 @@ def split_sections(sections: Iterable[tuple[str, str]]) -> tuple[SoulPart, ...]:
     prefix survives MEMORY.md appearing. A name outside :data:`STABLE_NAMES` counts as volatile.
     No sections, no parts (the empty soul).
     """
-    runs: list[tuple[list[str], bool]] = []
+    parts: list[SoulPart] = []
+    run: list[str] = []  # the current run's sections; after the first run, led by "" (the separator)
+    run_stable = True
     for name, section in sections:
         stable = name in _STABLE
-        if runs and runs[-1][1] == stable:
-            runs[-1][0].append(section)
-        else:
-            runs.append(([section], stable))
-    return tuple(
-        ((SECTION_SEPARATOR if index else "") + SECTION_SEPARATOR.join(texts), stable)
-        for index, (texts, stable) in enumerate(runs)
-    )
+        if stable is not run_stable and run:
+            parts.append((SECTION_SEPARATOR.join(run), run_stable))
+            run = [""]
+        run_stable = stable
+        run.append(section)
+    if run:
+        parts.append((SECTION_SEPARATOR.join(run), run_stable))
+    return tuple(parts)
+
+
+#: Each name's section header, and the same led by the separator (every section but the first).
+_HEADERS = {name: f"## {name}\n\n" for name in BOOTSTRAP_ORDER}
+_JOINED_HEADERS = {name: f"{SECTION_SEPARATOR}## {name}\n\n" for name in BOOTSTRAP_ORDER}
+
+
+def ordered_parts(found: list[str], bodies: list[str]) -> tuple[SoulPart, ...]:
+    """:func:`split_sections` of the sections of ``found[i]`` with ``bodies[i]``, for names in
+    :data:`BOOTSTRAP_ORDER` (as every composition's are).
+
+    The stable names come first there, so there are at most two runs, split where the stable ones
+    end; each run is joined at once from headers and bodies, without a string per section in
+    between and without a Python loop (``inspect_soul`` and ``audit`` run this once per persona).
+    """
+    if not found:
+        return ()
+    pieces = bodies * 2  # the right length; every other item is overwritten with a header
+    pieces[::2] = map(_JOINED_HEADERS.__getitem__, found)
+    pieces[1::2] = bodies
+    pieces[0] = _HEADERS[found[0]]
+    stable = 2 * len(_STABLE.intersection(found))
+    if stable in {0, len(pieces)}:
+        return (("".join(pieces), stable > 0),)
+    return (("".join(pieces[:stable]), True), ("".join(pieces[stable:]), False))
 
 
 class Soul(str):

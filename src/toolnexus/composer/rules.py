@@ -15,8 +15,8 @@ from collections.abc import Mapping
 
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.fitting import fit, fits_as_is, fitted_sections
-from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, split_sections
-from toolnexus.composer.reports import Encoding, FileReport, FileStatus, SoulReport
+from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, ordered_parts
+from toolnexus.composer.reports import Encoding, FileReport, FileStatus, SoulReport, present_file, soul_report
 
 __all__ = [
     "BOOTSTRAP_ORDER",
@@ -156,17 +156,16 @@ def _careful_body(
     if "\r" in text:
         crlf = text.count("\r\n")
         lone_cr = text.count("\r") - crlf
-    report = FileReport(
-        name=name,
-        status="present",
-        size=size if size is not None else (None if truncated else len(prefix)),
-        kept_bytes=stop,
+    report = present_file(
+        name,
+        size if size is not None else (None if truncated else len(prefix)),
+        stop,
+        layer,
         truncated=truncated,
         encoding=encoding,
         bom_stripped=start > 0,
         line_endings_normalised=crlf + lone_cr,
         invalid_bytes_replaced=replaced,
-        layer=layer,
     )
     return body + (TRUNCATION_NOTICE if truncated else ""), report
 
@@ -184,7 +183,9 @@ def _plain_body(prefix: bytes, size: int | None, name: str, layer: str | None) -
     if "\ufffd" in text:
         replaced = text.count("\ufffd") - prefix.count(_LITERAL_REPLACEMENT_CHAR)
     size = len(prefix) if size is None else size
-    report = FileReport(name, "present", size, len(prefix), False, "utf-8", False, endings, replaced, layer)
+    report = present_file(
+        name, size, len(prefix), layer, line_endings_normalised=endings, invalid_bytes_replaced=replaced
+    )
     return text.rstrip(), report
 
 
@@ -314,8 +315,9 @@ def compose_report(
     sizes = sizes or {}
     layers = layers or {}
     errors = errors or {}
-    why = skipped if isinstance(skipped, Mapping) else dict.fromkeys(skipped)
-    present: list[tuple[str, str]] = []
+    why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped  # not an ABC check: cheaper
+    found: list[str] = []
+    bodies: list[str] = []
     files: list[FileReport] = []
     for name in names:
         prefix = prefixes.get(name)
@@ -333,19 +335,19 @@ def compose_report(
             if report.truncated:
                 _warn_truncated(location, name, report.size, limit)
         files.append(report)
-        present.append((name, body))
+        found.append(name)
+        bodies.append(body)
     if budget is not None:
-        texts = dict(present)
-        fitted = {file.name: file for file in fit(location, present, budget)}
+        fitted = {file.name: file for file in fit(location, list(zip(found, bodies, strict=True)), budget)}
+        texts = dict(zip(found, bodies, strict=True))
         files = [
             report.with_budget(texts[report.name], fitted[report.name], budget)
             if report.name in fitted
             else report
             for report in files
         ]
-        present = [(file.name, file.body) for file in fitted.values() if file.body is not None]
-    sections = [f"## {name}\n\n{body}" for name, body in present]
-    found = [name for name, _ in present]
-    parts = split_sections(zip(found, sections, strict=True))
-    soul = "".join(text for text, _ in parts)
-    return SoulReport(location, soul, found, tuple(files), budget, parts)
+        kept = [(file.name, file.body) for file in fitted.values() if file.body is not None]
+        found, bodies = [name for name, _ in kept], [body for _, body in kept]
+    parts = ordered_parts(found, bodies)  # names come in BOOTSTRAP_ORDER (select_names)
+    soul = "".join([text for text, _ in parts])  # one part: that very string, not a copy
+    return soul_report(location, soul, found, tuple(files), budget=budget, parts=parts)

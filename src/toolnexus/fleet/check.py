@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from toolnexus.composer.rules import SoulReport
 from toolnexus.fleet.listing import Candidate, Target
-from toolnexus.fleet.results import PersonaAudit
-from toolnexus.soul.compose import inspect_soul, inspect_source_async
+from toolnexus.fleet.results import PersonaAudit, persona_audit
+from toolnexus.soul.compose import inspect_source, inspect_source_async
 
 __all__ = ["check", "check_async", "check_batch", "failed"]
 
@@ -26,7 +26,7 @@ def _result(target: Target, candidate: Candidate, report: SoulReport) -> Persona
     if not (always or target.profile or report.found) and all(f.status == "absent" for f in report.files):
         return None
     tokens = target.budget.count_tokens(report.soul) if target.budget is not None else None
-    return PersonaAudit(target.location(path), report, soul_tokens=tokens)
+    return persona_audit(target.location(path), report, tokens)
 
 
 def failed(target: Target, path: str, error: Exception) -> PersonaAudit:
@@ -35,9 +35,10 @@ def failed(target: Target, path: str, error: Exception) -> PersonaAudit:
 
 
 def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
-    """Audit one persona in this thread."""
+    """Audit one persona in this thread (names and budget were checked once, by ``audit``)."""
     try:
-        report = inspect_soul(candidate[0], **target.options())
+        call = target.call
+        report = inspect_source(call.source(candidate[0]), budget=call.budget, names=call.names)
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(target, candidate, report)
@@ -46,7 +47,7 @@ def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
 async def check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
     """Audit one persona on the running event loop (remote reads are awaited, not threaded)."""
     try:
-        call = target.call()
+        call = target.call
         report = await inspect_source_async(call.source(candidate[0]), budget=call.budget, names=call.names)
     except Exception as error:
         return failed(target, candidate[0], error)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from toolnexus.composer.budget import Budget
@@ -61,22 +62,12 @@ class Target:
         client = engine(self.engine)
         return self.local or client is None or client.fork_safe
 
+    @cached_property
     def call(self) -> Call:
-        """The same arguments, checked and ready to resolve a path (what ``check_async`` reads)."""
+        """The same arguments, checked and ready to resolve a path: what ``check`` and
+        ``check_async`` read for every persona, built once per target (a worker unpickles its own)."""
         where = (self.storage_options, self.fs, self.follow_external_symlinks, self.engine)
         return Call.checked(where, (self.budget, None, self.profile))
-
-    def options(self) -> dict[str, Any]:
-        """What ``inspect_soul`` takes besides the path (a path, not a source: resolving a plain
-        path is the fast path, checking an object against the source protocol is not)."""
-        return {
-            "fs": self.fs,
-            "storage_options": self.storage_options,
-            "follow_external_symlinks": self.follow_external_symlinks,
-            "engine": self.engine,
-            "budget": self.budget,
-            "profile": self.profile,
-        }
 
     def location(self, path: str) -> str:
         """The persona's name in results: its path, as a URL on a remote filesystem."""

@@ -39,6 +39,7 @@ __all__ = [
     "compose_soul_async",
     "compose_soul_parts_async",
     "inspect_soul",
+    "inspect_source",
     "inspect_source_async",
 ]
 
@@ -229,6 +230,15 @@ def inspect_soul(
             raise
         reading, errors = _read_each(source, names, failure)
         return _report(reading, names, budget, errors)
+    return _inspected(source.location, read, names, budget)
+
+
+def inspect_source(
+    source: BootstrapSource, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
+) -> SoulReport:
+    """:func:`inspect_soul` on a resolved source (``names`` already selected, ``budget`` already
+    checked): what ``audit`` runs for each local persona, once per persona with nothing to re-check."""
+    read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     return _inspected(source.location, read, names, budget)
 
 
