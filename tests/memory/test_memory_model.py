@@ -393,6 +393,8 @@ def test_memory_filesystem() -> None:
 
 @pytest.mark.s3
 @pytest.mark.slow
-def test_s3(request: pytest.FixtureRequest) -> None:
+def test_s3(request: pytest.FixtureRequest, stress: bool) -> None:
+    """The same machine on moto: 4 runs of up to 15 steps, each on a new bucket (8 with ``--stress``);
+    the rules themselves are explored by the local and in-memory runs above."""
     new_bucket, options = request.getfixturevalue("new_bucket"), request.getfixturevalue("s3_options")
-    _run(lambda: s3_home(new_bucket(), options), examples=8)
+    _run(lambda: s3_home(new_bucket(), options), examples=8 if stress else 4)

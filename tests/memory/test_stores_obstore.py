@@ -1,8 +1,9 @@
 """Memory edits through the obstore engine: obstore's conditional puts, trusted only where enforced.
 
 Four processes append 12 notes each (50 with ``--stress``) on moto, Azurite and fake-gcs-server
-(through the XML gateway, which hands every condition to the server): every note kept, none twice. moto behind a proxy that
-drops the condition headers (a server ignoring them) makes the memory tool refuse.
+(through the XML gateway, which hands every condition to the server): every note kept, none twice.
+moto behind a proxy that drops the condition headers (a server ignoring them) makes the memory
+tool refuse.
 """
 
 from __future__ import annotations
