@@ -11,12 +11,9 @@ __all__ = ["append_from_processes", "appends_per_process", "report_figure", "wri
 #: What every writer process imports before its first edit: loaded once into the fork server, so a
 #: writer starts in milliseconds instead of paying 1.3 to 1.6 s of CPU for its imports (obstore is
 #: left out: its Rust runtime must not be inherited through a fork; it imports in 0.1 s anyway).
-#: In order: ``tests.support.gcs`` sets the environment gcsfs reads when it is imported (the fork
-#: server keeps the environment it started with; the writers' settings come as arguments).
 _PRELOAD = [
     "tests.support.store_workers",
     "tests.support.memory_workers",
-    "tests.support.gcs",
     "toolnexus.agents",
     "s3fs",
     "adlfs",
