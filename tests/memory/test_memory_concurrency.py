@@ -10,6 +10,7 @@ write) are in tests/memory/test_memory_atomic.py; these tests add real contentio
 from __future__ import annotations
 
 import collections
+import multiprocessing
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +21,6 @@ import pytest
 
 from tests.support.homes import Home, make_home
 from tests.support.memory_workers import append_notes
-from tests.support.store_workers import writer_context
 from toolnexus.agents import MemoryTool
 from toolnexus.stores import S3Store
 
@@ -99,12 +99,12 @@ def test_threads_on_one_home(
     )
 
 
-@pytest.mark.slow  # starts writer processes
+@pytest.mark.slow  # spawns processes, each importing the library
 def test_processes_on_one_local_home(
     request: pytest.FixtureRequest, record_property: Any, sizes: Sizes
 ) -> None:
     home = make_home("local", request)
-    context = writer_context()
+    context = multiprocessing.get_context("spawn")
     start = context.Barrier(sizes.processes)
     processes = [
         context.Process(target=append_notes, args=(home.location, writer, sizes.appends, start))

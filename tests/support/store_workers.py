@@ -1,33 +1,11 @@
-"""Writer processes for the object-store concurrency tests (forked from a fork server that imports
-this module, so kept importable)."""
+"""Writer processes for the object-store concurrency tests (spawned, so kept importable)."""
 
 from __future__ import annotations
 
 import multiprocessing
 from typing import Any
 
-__all__ = ["append_from_processes", "appends_per_process", "report_figure", "writer_context"]
-
-#: What every writer process imports before its first edit: loaded once into the fork server, so a
-#: writer starts in milliseconds instead of paying 1.3 to 1.6 s of CPU for its imports (obstore is
-#: left out: its Rust runtime must not be inherited through a fork; it imports in 0.1 s anyway).
-_PRELOAD = [
-    "tests.support.store_workers",
-    "tests.support.memory_workers",
-    "toolnexus.agents",
-    "s3fs",
-    "adlfs",
-    "gcsfs",
-]
-
-
-def writer_context() -> Any:
-    """The ``forkserver`` context for writer processes: each writer is a separate process with its
-    own filesystem, client and connections, as with ``spawn``; they fork from one server that has
-    only imported ``_PRELOAD`` (no thread, no client), never from the test process."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(_PRELOAD)
-    return context
+__all__ = ["append_from_processes", "appends_per_process", "report_figure"]
 
 
 def appends_per_process(stress: bool) -> int:
@@ -54,9 +32,9 @@ def _append_notes(
 def append_from_processes(
     location: str, options: dict[str, Any], writers: int, count: int, engine: str = "fsspec"
 ) -> list[int]:
-    """Run ``writers`` processes appending ``count`` notes each (through ``engine``); their exit
-    codes."""
-    context = writer_context()
+    """Run ``writers`` spawned processes appending ``count`` notes each (through ``engine``);
+    their exit codes."""
+    context = multiprocessing.get_context("spawn")
     start = context.Barrier(writers)
     processes = [
         context.Process(
