@@ -13,6 +13,7 @@ import collections
 import contextlib
 import errno
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.lossy import PATIENT, LossyStore, lossy_store, writes_memory
-from tests.support.proxy import FaultAction, LoseResponse, Reset, S3Proxy, Stall, Status
+from tests.support.proxy import FaultAction, LoseResponse, ProxyRequest, Reset, S3Proxy, Stall, Status
 from tests.support.store_workers import report_figure
 from toolnexus.agents import BootstrapError
 from toolnexus.stores import S3Store, lineage
@@ -174,6 +175,23 @@ def test_every_answer_lost_still_lands_once(request: pytest.FixtureRequest, prox
     rule = store.proxy.add_fault(writes_memory, LoseResponse(Reset()))
     assert str(tool.tool(command="append", content="- once")).startswith("ok: note appended")
     assert rule.hits > 1  # the SDK retried, and every retry's answer was lost too
+    assert store.memory(home) == OLD + b"- once\n"
+
+
+def writes_the_probe(request: ProxyRequest) -> bool:
+    """A write of the conditional-write probe's object (``.toolnexus-probe-…``)."""
+    named = ".toolnexus-probe-" in urllib.parse.unquote(request.path)
+    return request.method in ("PUT", "POST") and (named or b".toolnexus-probe-" in request.body[:4096])
+
+
+def test_a_probe_whose_create_lost_its_answer_still_passes(store: LossyStore) -> None:
+    """The probe's create is a conditional write too: its answer lost, the SDK's retry meets
+    ``If-None-Match`` on the object the first attempt created — the probe's own, not a stranger's."""
+    home = store.home(OLD)
+    tool = store.tool_for(home, True)
+    rule = store.proxy.add_fault(writes_the_probe, LoseResponse(Reset()), times=1)
+    assert str(tool.tool(command="append", content="- once")).startswith("ok: note appended")
+    assert rule.hits == 1
     assert store.memory(home) == OLD + b"- once\n"
 
 

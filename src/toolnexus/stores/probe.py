@@ -32,6 +32,7 @@ from collections.abc import Callable
 
 from toolnexus.errors import BootstrapError
 from toolnexus.stores.base import CompareAndSwapStore, storage_error
+from toolnexus.stores.lineage import Stored
 
 __all__ = ["forget_verdicts", "require_conditional_delete", "require_enforced"]
 
@@ -121,8 +122,13 @@ def _unsupported(message: str) -> BootstrapError:
 
 
 def _create(store: CompareAndSwapStore, probe: str, data: bytes) -> None:
-    """Create the probe object (it must not exist: its name is fresh)."""
-    if not store.put(probe, data, None):
+    """Create the probe object. Its name is fresh, so the same bytes already there are this very
+    create, landed on an attempt whose answer was lost (the SDK retried, and the retry met
+    ``If-None-Match``); anything else there is an error."""
+    if store.put(probe, data, None):
+        return
+    got = store.get(probe)
+    if (got.data if isinstance(got, Stored) else got[0]) != data:
         raise BootstrapError(f"{probe}: a freshly named probe object already exists")
 
 
