@@ -108,6 +108,9 @@ def test_a_pool_that_forks_its_workers_is_refused_at_the_call(s3_fleet: str, mot
         store = engine.s3_store(moto_server.endpoint_url, BUCKET)
         with pytest.raises(ValueError, match="mp_context=multiprocessing.get_context\\('forkserver'\\)"):
             audit(ObstoreSource(store, "personas"), executor=pool)
+        # obstore's fsspec adapter runs on the same runtime, under the fsspec engine too.
+        with pytest.raises(ValueError, match="does not survive fork"):
+            audit(f"{BUCKET}/personas", fs=engine.s3_adapter(moto_server.endpoint_url), executor=pool)
 
 
 def test_a_store_that_does_not_pickle_audits_in_process() -> None:

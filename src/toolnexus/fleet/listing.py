@@ -21,7 +21,16 @@ from typing import Any
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.soul.arguments import Call
-from toolnexus.sources import DEFAULT_ENGINE, Pages, backend, engine, is_url, kind_by_name, resolve
+from toolnexus.sources import (
+    DEFAULT_ENGINE,
+    Pages,
+    backend,
+    engine,
+    filesystem_source,
+    is_url,
+    kind_by_name,
+    resolve,
+)
 
 __all__ = ["Candidate", "Listing", "Target", "list_prefix"]
 
@@ -58,7 +67,9 @@ class Target:
         """Whether a worker process forked from this one can read the personas (a client whose
         threads ``fork()`` does not copy, as obstore's, hangs there)."""
         if self.fs is not None:
-            return bool(getattr(self.fs, "fork_safe", True))
+            declared = getattr(self.fs, "fork_safe", None)  # the obstore engine's own files say so
+            source = filesystem_source(self.fs)  # else the registered source for its class
+            return bool(getattr(source, "fork_safe", True) if declared is None else declared)
         client = engine(self.engine)
         return self.local or client is None or client.fork_safe
 

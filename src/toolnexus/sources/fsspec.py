@@ -94,6 +94,9 @@ class FsspecSource(SourceBase):
     process_local: ClassVar[bool] = False
     #: Said after the refusal to write without conditional writes: another way out, if any.
     refusal_hint: ClassVar[str] = ""
+    #: Whether a process forked from this one can still read through the filesystem (a client
+    #: whose runtime threads ``fork()`` does not copy, as obstore's, hangs there).
+    fork_safe: ClassVar[bool] = True
 
     def __init__(self, fs: Any, path: str) -> None:
         self.fs = fs

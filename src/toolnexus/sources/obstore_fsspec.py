@@ -41,6 +41,7 @@ class ObstoreFsspecSource(FsspecSource):
     refusal_hint = (
         " For compare-and-swap writes through obstore, pass engine='obstore' (CLI: --engine obstore)."
     )
+    fork_safe = False  # obstore's Rust runtime, under the adapter
 
     def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
         results: list[Any] = run_on_loop(self.fs, self._capped_all, names, limit)
