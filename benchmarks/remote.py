@@ -16,7 +16,7 @@ from benchmarks.harness import KIB, MIB, Row, client_cpu_seconds, fmt_bytes, fmt
 from benchmarks.personas import bundle_bytes, central_directory_size, member_bytes, text_of, typical_files
 from benchmarks.servers import BUCKET, S3, ProxyProcess
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul
-from toolnexus.sources.s3_bundle import MEMBER_SLACK, TAIL_BYTES
+from toolnexus.sources.objects import MEMBER_SLACK, TAIL_BYTES
 
 CAP = MAX_BOOTSTRAP_FILE_BYTES
 #: What docs/performance.md tells fleet users to pass; also what the baselines get, to be fair.

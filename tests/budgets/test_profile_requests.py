@@ -22,7 +22,7 @@ from toolnexus.agents import (
     compose_soul_async,
     inspect_soul,
 )
-from toolnexus.sources.tail_archive import TAIL_BYTES
+from toolnexus.sources.objects import TAIL_BYTES
 
 PERSONA = {name: f"# {name}\n\nText of {name}.\n".encode() * 40 for name in BOOTSTRAP_ORDER}
 

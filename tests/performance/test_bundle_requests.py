@@ -19,7 +19,7 @@ from tests.support import MotoServer, ProxyRequest, S3Proxy, Status, put_objects
 from tests.support.obstore import keyed
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
 from toolnexus.soul.bundling import bundle_bytes
-from toolnexus.sources.s3_bundle import MEMBER_SLACK, TAIL_BYTES
+from toolnexus.sources.objects import MEMBER_SLACK, TAIL_BYTES
 
 PERSONA = {name: f"# {name}\n\nText of {name}.\n".encode() * 40 for name in BOOTSTRAP_ORDER[:6]}
 KIB, MIB = 1024, 1024 * 1024

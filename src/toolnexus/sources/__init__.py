@@ -5,7 +5,7 @@ bundle a file is, is decided by :mod:`.registry`. Each built-in archive kind and
 (the protocol table: which source reads, writes and revalidates homes on a protocol, and which
 extra installs it) is registered below, one line each: a new one is a module plus a line here.
 So is each engine other than fsspec: ``engine="obstore"`` reads the object-store URLs through
-obstore's own client (:mod:`.obstore`, :mod:`.obstore_options`).
+obstore's own client (:mod:`.obstore`).
 """
 
 from __future__ import annotations
@@ -38,10 +38,17 @@ from toolnexus.sources.in_memory import InMemorySource
 from toolnexus.sources.layered import LayeredSource
 from toolnexus.sources.local import LocalSource
 from toolnexus.sources.mapping import DictSource
-from toolnexus.sources.obstore import ObstoreSource
-from toolnexus.sources.obstore_client import STORE_FILES
-from toolnexus.sources.obstore_fsspec import ADAPTER, ADAPTER_PROTOCOLS, ObstoreFsspecSource
-from toolnexus.sources.obstore_options import PROTOCOLS, open_filesystem, open_output, open_url
+from toolnexus.sources.obstore import (
+    ADAPTER,
+    ADAPTER_PROTOCOLS,
+    PROTOCOLS,
+    STORE_FILES,
+    ObstoreFsspecSource,
+    ObstoreSource,
+    open_filesystem,
+    open_output,
+    open_url,
+)
 from toolnexus.sources.registry import (
     DEFAULT_ENGINE,
     ArchiveFile,
@@ -59,7 +66,7 @@ from toolnexus.sources.registry import (
     register_filesystem_source,
 )
 from toolnexus.sources.resolve import Location, is_url, resolve, resolve_output, url_to_fs
-from toolnexus.sources.s3 import S3Source, S3ZipBundle
+from toolnexus.sources.s3 import S3Source
 from toolnexus.sources.tar import TAR, TarSource
 
 __all__ = [
@@ -91,7 +98,6 @@ __all__ = [
     "Pages",
     "Reading",
     "S3Source",
-    "S3ZipBundle",
     "SourceBase",
     "TarSource",
     "Validators",

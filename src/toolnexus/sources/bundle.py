@@ -58,7 +58,7 @@ class BundleSource(SourceBase):
 
     ``folder`` names the home folder inside the archive explicitly (as ``zip://aster::…`` does);
     ``None`` applies the single-top-level-folder rule. A backend with a faster way to fetch
-    an archive subclasses it (S3: :class:`.s3.S3ZipBundle`, which reads from the tail).
+    an archive subclasses it (object stores: :class:`.objects.TailZipBundle`, read from the tail).
     """
 
     def __init__(self, open_archive: ArchiveOpener, location: str, folder: str | None = None) -> None:

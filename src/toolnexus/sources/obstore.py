@@ -1,70 +1,342 @@
-"""The obstore engine: persona homes read, written and revalidated through obstore's own client
-(Rust ``object_store``), with the request plan of the s3fs path and a fraction of its CPU.
+"""The obstore engine (``engine="obstore"``): the object-store plan (:mod:`.objects`) over obstore's
+own client (Rust ``object_store``), with a fraction of s3fs's CPU.
 
-``ObstoreSource(store, "personas/aster")`` is a home on an obstore store object (``S3Store``,
-``GCSStore``, ``AzureStore``; ``MemoryStore`` for tests); ``engine="obstore"`` builds one from an
-``s3://``, ``gs://`` or ``az://`` URL (:mod:`.obstore_options`).
-
-- **Reading** a folder: one ranged GET per bootstrap name (``bytes=0-2097152``), all in flight
-  together: one round trip, no LIST, no HEAD. Only when every name is missing is the home looked
-  up: one LIST (an empty home), then one HEAD (a bundle, or no home at all). A zip bundle is read
-  from its tail (:mod:`.tail_archive`: one suffix-range GET for a small bundle; Azure, which has no
-  suffix ranges, a HEAD and a GET); other bundle kinds through a 1 MiB readahead.
-- **Writing** is :class:`~toolnexus.stores.ObstoreStore`: obstore's conditional put, behind the
-  probe like every store.
-- **Freshness**: one GET per name with ``If-None-Match: <etag>`` (an unchanged file is a bodiless
-  304); a zip bundle one conditional tail GET.
-
-Every obstore error is mapped once, by :func:`toolnexus._object_store.object_store_error`.
+:class:`StoreFiles` is an obstore store seen as the few filesystem calls the plan makes (capped
+ranged GETs, HEAD, LIST), :class:`ObstoreClient` one object's conditional GETs, and
+:class:`ObstoreSource` a home on a store; writes are :class:`~toolnexus.stores.ObstoreStore`'s.
+URLs and their storage options become stores here: obstore's own configuration keys, plus the
+fsspec spellings with an obstore equivalent (``endpoint_url``, ``key``/``secret``/``token``,
+``anon``, ``client_kwargs``, ``connection_string``, …), so a call switches engine without new
+options; any other option is a :class:`TypeError` naming it. Stores are kept per (bucket,
+options), as fsspec's instance cache keeps filesystems. Errors leave mapped
+(:func:`toolnexus._object_store.object_store_error`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Hashable, Sequence
-from typing import Any
+import io
+import json
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from toolnexus._aio import run_sync
-from toolnexus._fs import is_empty_range_error, is_hidden
-from toolnexus._object_store import object_store_error
+from toolnexus._aio import run_on_loop, run_sync
+from toolnexus._fs import is_empty_range_error
+from toolnexus._object_store import is_conflict, object_store_error
 from toolnexus.errors import location_error, read_error
-from toolnexus.sources.base import Entry, Reading, SourceBase
-from toolnexus.sources.bundle import ZIP
+from toolnexus.sources.base import Reading, SourceBase
 from toolnexus.sources.children import Pages, delimited_children, no_such_prefix
-from toolnexus.sources.freshness import Changes, NotModified, Validators
-from toolnexus.sources.fsspec import all_failed_alike
-from toolnexus.sources.object_home import ObjectHome
-from toolnexus.sources.obstore_client import ObstoreRemote, StoreFiles
-from toolnexus.sources.registry import (
-    HEAD_BYTES,
-    ArchiveFile,
-    ArchiveKind,
-    kind_by_name,
-    not_a_bundle,
-    not_a_folder,
-    sniff_kind,
-)
-from toolnexus.sources.remote import Fetched, conditional_gets
-from toolnexus.sources.tail_archive import TailZipBundle
-from toolnexus.stores import MemoryStore, ObstoreStore, require_conditional_delete, require_enforced
-from toolnexus.stores.obstore import SingleWriterObstoreStore, store_token, store_url
+from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
+from toolnexus.sources.fsspec import FsspecSource
+from toolnexus.sources.objects import Fetched, ObjectChangedError, ObjectClient, ObjectHome
+from toolnexus.sources.registry import STREAM_BLOCK_SIZE, archive_kind
+from toolnexus.stores import MemoryStore, ObstoreStore
+from toolnexus.stores.obstore import PROTOCOLS, SingleWriterObstoreStore, store_token, store_url
 
-__all__ = ["ObstoreRemote", "ObstoreSource", "StoreFiles"]
+if TYPE_CHECKING:
+    from obstore import GetOptions
+
+__all__ = [
+    "ADAPTER",
+    "ADAPTER_PROTOCOLS",
+    "PROTOCOLS",
+    "STORE_FILES",
+    "ObstoreClient",
+    "ObstoreFsspecSource",
+    "ObstoreSource",
+    "StoreFiles",
+    "open_filesystem",
+    "open_output",
+    "open_url",
+    "store_for",
+]
+
+T = TypeVar("T")
+
+#: obstore's fsspec adapter, as the protocol table names it, and the protocols it speaks.
+ADAPTER = "obstore.fsspec.FsspecStore"
+ADAPTER_PROTOCOLS = (
+    *("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "azure"),
+    *("http", "https", "file", "memory"),
+)
+#: :class:`StoreFiles` as the protocol table names it: ``fs=`` such files is read through the engine.
+STORE_FILES = "toolnexus.sources.obstore.StoreFiles"
+
+#: How a store built from a URL's options is made again in another process: ``(factory, args)``.
+Rebuild = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+async def _capped(cat: Callable[..., Coroutine[Any, Any, Any]], path: str, end: int) -> Any:
+    """Bytes ``[0, end)`` of ``path``, or its failure as a value, mapped (an empty object's 416
+    kept: the plan reads it as an empty file)."""
+    try:
+        return await cat(path, start=0, end=end)
+    except Exception as error:
+        return error if is_empty_range_error(error) else object_store_error(error)
+
+
+async def _capped_all(cat: Callable[..., Any], paths: Sequence[str], end: int) -> list[Any]:
+    return list(await asyncio.gather(*(_capped(cat, path, end) for path in paths)))
+
+
+class ObstoreClient(ObjectClient):
+    """One object through obstore, for the tail read and revalidation."""
+
+    def __init__(self, store: Any, key: str) -> None:
+        self.store = store
+        self.key = key
+        self.location = store_url(store, key)
+        self.token = store_token(store)
+
+    def run(self, function: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
+        return run_sync(function, *args, **kwargs)
+
+    async def get(
+        self,
+        start: int,
+        end: int | None = None,
+        *,
+        if_none_match: str | None = None,
+        if_match: str | None = None,
+    ) -> Fetched | NotModified:
+        import obstore  # noqa: PLC0415
+
+        byte_range: Any = {"suffix": -start} if end is None else (start, end)
+        options: GetOptions = {"range": byte_range}
+        if if_none_match is not None:
+            options["if_none_match"] = if_none_match
+        if if_match is not None:
+            options["if_match"] = if_match
+        try:
+            try:
+                result = await obstore.get_async(self.store, self.key, options=options)
+            except Exception as error:
+                # an empty object has no range to satisfy (moto answers a suffix of one with 200)
+                if not (is_empty_range_error(error) or "non-partial response" in str(error)):
+                    raise
+                del options["range"]
+                result = await obstore.get_async(self.store, self.key, options=options)
+                if int(result.meta["size"]) > (-start if end is None else end):  # never a large one whole
+                    why = "the server does not answer byte ranges; not downloading it whole"
+                    raise OSError(f"{self.location}: {why}") from error
+            body = bytes(await result.bytes_async())
+        except Exception as error:
+            if type(error).__name__ == "NotModifiedError":
+                return NOT_MODIFIED
+            if is_conflict(error):
+                raise ObjectChangedError(f"{self.location} changed while it was being read") from error
+            raise object_store_error(error) from error
+        return Fetched(body, result.meta["e_tag"], int(result.meta["size"]))
+
+    async def tail(self, size: int, *, if_none_match: str | None = None) -> Fetched | NotModified:
+        """Azure Blob answers no suffix range: a HEAD, then a GET pinned to its ETag."""
+        if type(self.store).__name__ != "AzureStore":
+            return await super().tail(size, if_none_match=if_none_match)
+        import obstore  # noqa: PLC0415
+
+        try:
+            head = await obstore.head_async(self.store, self.key)
+        except Exception as error:
+            raise object_store_error(error) from error
+        if if_none_match is not None and head["e_tag"] == if_none_match:
+            return NOT_MODIFIED
+        total = int(head["size"])
+        if total == 0:
+            return Fetched(b"", head["e_tag"], 0)
+        body = await self.piece(max(0, total - size), total, if_match=head["e_tag"])
+        return Fetched(body, head["e_tag"], total)
+
+
+class StoreFiles:
+    """An obstore store as the filesystem calls the plan, archives and ``write_bundle`` make.
+
+    ``resolve(key, fs=files)`` is the home ``key`` on the same store (how ``audit`` opens each
+    persona it listed). ``rebuild`` (``(factory, args)``) is how the store was built from a URL's
+    options: pickled, the files are rebuilt by calling it in the other process (one client per
+    worker); without it the store itself is pickled.
+    """
+
+    protocol = "obstore"
+    #: obstore's runtime (tokio) keeps threads that ``fork()`` does not copy: ``audit`` refuses forks.
+    fork_safe = False
+    #: Its coroutines are awaited on any loop (the caller's).
+    async_impl = asynchronous = True
+
+    def __init__(self, store: Any, rebuild: Rebuild | None = None) -> None:
+        self.store = store
+        self.rebuild = rebuild
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (StoreFiles, (self.store,)) if self.rebuild is None else (_rebuilt, self.rebuild)
+
+    def unstrip_protocol(self, path: str) -> str:
+        return store_url(self.store, path)
+
+    def _strip_protocol(self, path: str) -> str:
+        return path.strip("/")
+
+    def invalidate_cache(self, path: str | None = None) -> None:
+        """obstore caches nothing."""
+
+    def head(self, path: str) -> int | None:
+        """The size of the object ``path`` (one HEAD), ``None`` if there is none."""
+        import obstore  # noqa: PLC0415
+
+        if not path:
+            return None
+        try:
+            return int(obstore.head(self.store, path)["size"])
+        except Exception as error:
+            mapped = object_store_error(error)
+            if isinstance(mapped, FileNotFoundError):
+                return None
+            raise mapped from error
+
+    def isdir(self, path: str) -> bool:
+        """One LIST of the prefix: does anything live under it?"""
+        import obstore  # noqa: PLC0415
+
+        try:
+            listing = obstore.list_with_delimiter(self.store, path or None)
+        except Exception as error:
+            raise object_store_error(error) from error
+        return bool(listing["objects"] or listing["common_prefixes"])
+
+    def info(self, path: str) -> dict[str, Any]:
+        """A HEAD; where no object is, a LIST tells a folder from nothing (as s3fs does)."""
+        size = self.head(path)
+        if size is not None:
+            return {"name": path, "type": "file", "size": size}
+        if self.isdir(path):
+            return {"name": path, "type": "directory", "size": 0}
+        raise FileNotFoundError(path)
+
+    def exists(self, path: str) -> bool:
+        return self.head(path) is not None
+
+    def find(self, path: str, detail: bool = True) -> dict[str, dict[str, Any]]:
+        """Every object below ``path`` (one recursive listing)."""
+        import obstore  # noqa: PLC0415
+
+        try:
+            chunks = list(obstore.list(self.store, prefix=path.rstrip("/"), chunk_size=1000))
+        except Exception as error:
+            raise object_store_error(error) from error
+        found = (meta for chunk in chunks for meta in chunk)
+        return {str(meta["path"]): {"type": "file", "size": int(meta["size"])} for meta in found}
+
+    def cat_ranges(self, paths: list[str], starts: list[int], ends: list[int], **_: Any) -> Any:
+        return run_sync(self._cat_ranges, paths, starts, ends)
+
+    async def _cat_ranges(self, paths: list[str], starts: list[int], ends: list[int], **_: Any) -> Any:
+        """The plan's batch: bytes ``[0, end)`` of each path (``starts`` are 0), failures as values."""
+        return await _capped_all(self._cat_file, paths, ends[0] if ends else 0)
+
+    async def _cat_file(self, path: str, start: int = 0, end: int | None = None) -> bytes:
+        import obstore  # noqa: PLC0415
+
+        return bytes(await obstore.get_range_async(self.store, path, start=start, end=end or 0))
+
+    def pipe_file(self, path: str, data: bytes) -> None:
+        """One PUT (atomic on object stores)."""
+        import obstore  # noqa: PLC0415
+
+        try:
+            obstore.put(self.store, path, data, use_multipart=False)
+        except Exception as error:
+            raise object_store_error(error) from error
+
+    def cat_file(self, path: str, start: int = 0, end: int | None = None) -> bytes:
+        import obstore  # noqa: PLC0415
+
+        try:
+            if end is None:
+                return bytes(obstore.get(self.store, path).bytes())
+            return bytes(obstore.get_range(self.store, path, start=start, end=end))
+        except Exception as error:
+            if is_empty_range_error(error):
+                return b""
+            raise object_store_error(error) from error
+
+    def open(self, path: str, mode: str = "rb", **options: Any) -> IO[bytes]:
+        """A reader with a readahead of ``block_size`` (1 MiB), or for ``"wb"`` a streamed writer."""
+        import obstore  # noqa: PLC0415
+
+        try:
+            if "w" in mode:
+                return _Writer(obstore.open_writer(self.store, path))  # type: ignore[return-value]
+            reader = obstore.open_reader(
+                self.store, path, buffer_size=options.get("block_size") or STREAM_BLOCK_SIZE
+            )
+        except Exception as error:
+            raise object_store_error(error) from error
+        return io.BufferedReader(_Reader(reader))
+
+
+def _rebuilt(factory: Callable[..., Any], args: tuple[Any, ...]) -> StoreFiles:
+    return StoreFiles(factory(*args), (factory, args))
+
+
+class _Reader(io.RawIOBase):
+    """obstore's ``ReadableFile`` as a raw binary stream (its reads return ``Bytes``)."""
+
+    def __init__(self, reader: Any) -> None:
+        super().__init__()
+        self._reader = reader
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            data = self._reader.read(len(buffer))
+        except Exception as error:
+            raise object_store_error(error) from error
+        view = memoryview(data)
+        buffer[: len(view)] = view
+        return len(view)
+
+    def close(self) -> None:
+        self._reader.close()
+        super().close()
+
+
+class _Writer:
+    """obstore's ``WritableFile``, errors mapped: nothing appears until :meth:`close`;
+    :meth:`discard` drops it unfinished."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    def write(self, data: bytes) -> int:
+        try:
+            return int(self._writer.write(data))
+        except Exception as error:
+            raise object_store_error(error) from error
+
+    def close(self) -> None:
+        try:
+            self._writer.close()
+        except Exception as error:
+            raise object_store_error(error) from error
+
+    def discard(self) -> None:
+        self._writer = None
 
 
 class ObstoreSource(ObjectHome):
-    """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``.
+    """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``;
+    ``prefix`` is relative to the store's own prefix (``""``: its root)."""
 
-    ``prefix`` is the home's path inside the store (relative to the store's own prefix, if it
-    has one); ``""`` is the store's root. Pass it wherever a location goes (``audit`` too: then
-    it is the prefix whose children are listed).
-    """
+    conditional_store = ObstoreStore
+    fork_safe = False
 
     def __init__(self, store: Any, prefix: str = "") -> None:
+        super().__init__(StoreFiles(store), prefix.strip("/"))
         self.store = store
-        self.path = prefix.strip("/")
-        self.location = store_url(store, self.path)
-        self.fs = StoreFiles(store)  #: its filesystem: ``resolve(key, fs=source.fs)`` is a home on it
 
     @classmethod
     def on_files(cls, files: StoreFiles, prefix: str = "") -> ObstoreSource:
@@ -77,200 +349,280 @@ class ObstoreSource(ObjectHome):
     def cache_key(self) -> Hashable:
         return ("obstore", self.location, store_token(self.store))
 
-    def path_of(self, name: str) -> str:
-        return f"{self.path}/{name}" if self.path else name
-
-    # -- reading --------------------------------------------------------------------------------
-
-    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        """One concurrent batch of capped ranged GETs; a home lookup only when nothing was there."""
-        kind = kind_by_name(self.path)
-        if kind is not None:
-            reading = self._read_named_bundle(kind, names, limit, exact_sizes)
-            if reading is not None:
-                return reading
-        found = self._entries(names, run_sync(self._fetch, names, limit, exact_sizes))
-        return found if found is not None else self._nothing_found(names, limit, exact_sizes)
-
-    async def read_entries_async(
-        self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
-    ) -> Reading:
-        """The GETs are awaited on the caller's loop: no thread per persona."""
-        if kind_by_name(self.path) is not None:
-            return await asyncio.to_thread(self.read_entries, names, limit, exact_sizes=exact_sizes)
-        found = self._entries(names, await self._fetch(names, limit, exact_sizes))
-        if found is not None:
-            return found
-        return await asyncio.to_thread(self._nothing_found, names, limit, exact_sizes)
-
-    async def _fetch(self, names: Sequence[str], limit: int, exact_sizes: bool) -> list[Any]:
-        return list(await asyncio.gather(*(self._capped(self.path_of(n), limit, exact_sizes) for n in names)))
-
-    async def _capped(self, key: str, limit: int, exact_sizes: bool) -> Entry | BaseException | None:
-        """The first ``limit + 1`` bytes of ``key``; ``None`` if absent; a failure as a value."""
-        import obstore  # noqa: PLC0415  (the optional engine)
-
-        try:
-            if exact_sizes:  # the GET's own metadata has the size of a file over the cap
-                result = await obstore.get_async(self.store, key, options={"range": (0, limit + 1)})
-                return Entry(bytes(await result.bytes_async()), result.meta["size"])
-            data = bytes(await obstore.get_range_async(self.store, key, start=0, end=limit + 1))
-        except Exception as error:
-            if is_empty_range_error(error):
-                return Entry(b"", 0)  # a range from 0 cannot be satisfied: the object is empty
-            mapped = object_store_error(error)
-            return None if isinstance(mapped, FileNotFoundError) else mapped
-        return Entry(data, len(data) if len(data) <= limit else None)
-
-    def _entries(self, names: Sequence[str], results: list[Any]) -> Reading | None:
-        alike = all_failed_alike(results)
-        if alike is not None:
-            raise read_error(alike, self.location, None) from alike
-        entries: dict[str, Entry] = {}
-        for name, result in zip(names, results, strict=True):
-            if isinstance(result, BaseException):
-                raise read_error(result, self.location, name) from result
-            if result is not None:
-                entries[name] = result
-        return Reading(self.location, entries) if entries else None
+    def remote(self, path: str) -> ObstoreClient:
+        return ObstoreClient(self.store, path)
 
     def _nothing_found(self, names: Sequence[str], limit: int, exact_sizes: bool) -> Reading:
         """No name was there: an empty home (one LIST), a bundle (one HEAD), or no home at all."""
-        if self._holds_objects():
-            return Reading(self.location, {})
-        size = self._head_size(self.path)
+        try:
+            if self.fs.isdir(self.path):
+                return Reading(self.location, {})
+            size = self.fs.head(self.path)
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
         if size is None:
             raise location_error(FileNotFoundError, self.location, "no such persona home")
-        return self._bundle(size).read_entries(names, limit, exact_sizes=exact_sizes)
-
-    def _read_named_bundle(
-        self, kind: ArchiveKind, names: Sequence[str], limit: int, exact_sizes: bool
-    ) -> Reading | None:
-        """A home named ``*.zip`` is read from its tail first; another kind is looked up (one
-        HEAD). ``None``: no such object (a folder so named, or nothing: the usual reads tell)."""
-        try:
-            if kind is ZIP:
-                return self.open_bundle(kind).read_entries(names, limit, exact_sizes=exact_sizes)
-            size = self._head_size(self.path)
-            if size is None:
-                return None
-            return self.open_bundle(kind, None, size).read_entries(names, limit, exact_sizes=exact_sizes)
-        except FileNotFoundError:
-            return None
-
-    # -- folders (topic files) ------------------------------------------------------------------
-
-    def files(self, folder: str) -> dict[str, int]:
-        """Every object below ``folder`` (one recursive listing): ``{path relative to it: size}``,
-        hidden names left out; a folder with nothing in it is empty."""
-        import obstore  # noqa: PLC0415
-
-        prefix = self.path_of(folder).rstrip("/") + "/"
-        found: dict[str, int] = {}
-        for chunk in obstore.list(self.store, prefix=prefix.rstrip("/"), chunk_size=1000):
-            for meta in chunk:
-                relative = str(meta["path"]).removeprefix(prefix)
-                if relative != meta["path"] and not is_hidden(relative):
-                    found[relative] = int(meta["size"])
-        return found
-
-    def read_folder(self, folder: str, limit: int) -> Reading:
-        """One listing of the folder, then one batch of capped GETs (a bundle reads its own)."""
-        size = self._head_size(self.path)
-        if size is not None:
-            return self._bundle(size).read_folder(folder, limit)
-        try:
-            names = [f"{folder}/{path}" for path in sorted(self.files(folder))]
-        except Exception as error:
-            raise read_error(object_store_error(error), self.location, folder) from error
-        results = run_sync(self._fetch, names, limit, False) if names else []
-        entries: dict[str, Entry] = {}
-        for name, result in zip(names, results, strict=True):
-            if isinstance(result, BaseException):
-                raise read_error(result, self.location, name) from result
-            if result is not None:  # None: removed since the listing
-                entries[name] = result
-        return Reading(self.location, entries)
+        bundle = self._bundle({"type": "file", "size": size})
+        return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
 
     def children(self) -> Pages | None:
-        """The prefix's children (:func:`.children.delimited_children`); ``None`` for a bundle."""
         pages = delimited_children(self.store, self.path, self.location)
         if pages is not None:
             return pages
-        if self._head_size(self.path) is None:
+        if self.fs.head(self.path) is None:
             raise no_such_prefix(self.location)
         return None
 
-    # -- bundles --------------------------------------------------------------------------------
-
-    def open_bundle(
-        self, kind: ArchiveKind, folder: str | None = None, size: int | None = None
-    ) -> SourceBase:
-        """This path as a bundle of ``kind``: a zip from its tail, any other kind streamed."""
-        if kind is ZIP:
-            return TailZipBundle(ObstoreRemote(self.store, self.path), folder)
-        info = None if size is None else {"size": size}
-        return kind.open(ArchiveFile(self.path, self.location, self.fs, info), folder)
-
-    def _bundle(self, size: int) -> SourceBase:
-        kind = kind_by_name(self.path) or sniff_kind(self.fs.cat_file(self.path, 0, HEAD_BYTES))
-        if kind is None:
-            raise not_a_bundle(self.location)
-        return self.open_bundle(kind, None, size)
-
-    def _holds_objects(self) -> bool:
-        """One LIST of the home's prefix: does anything live under it?"""
-        import obstore  # noqa: PLC0415
-
-        try:
-            listing = obstore.list_with_delimiter(self.store, self.path or None)
-        except Exception as error:
-            raise read_error(object_store_error(error), self.location, None) from error
-        return bool(listing["objects"] or listing["common_prefixes"])
-
-    def _head_size(self, key: str) -> int | None:
-        """The size of the object ``key`` (one HEAD), or ``None`` if there is none."""
-        import obstore  # noqa: PLC0415
-
-        if not key:
-            return None
-        try:
-            return int(obstore.head(self.store, key)["size"])
-        except Exception as error:
-            mapped = object_store_error(error)
-            if isinstance(mapped, FileNotFoundError):
-                return None
-            raise read_error(mapped, self.location, None) from error
-
-    # -- writing --------------------------------------------------------------------------------
-
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
-        """obstore's conditional puts, once the probe has seen the server refuse a stale one;
-        ``single_writer=True`` skips the probe (the owner's word: one process writes). Renaming a
-        topic file needs a delete conditional on a version, which obstore does not offer: refused
-        (:func:`~toolnexus.stores.require_conditional_delete` says why) unless ``single_writer``.
-        The home must be a folder that exists: one HEAD (a bundle is read-only) and one LIST."""
-        if self._head_size(self.path) is not None:
-            raise not_a_folder(ArchiveFile(self.path, self.location, self.fs))
-        if not self._holds_objects():
-            raise location_error(FileNotFoundError, self.location, "no such persona home")
-        if single_writer:
-            return SingleWriterObstoreStore(self, name, probe=_trust)
-        return ObstoreStore(self, name, probe=require_enforced, delete_probe=require_conditional_delete)
-
-    # -- freshness (the plan is :class:`.object_home.ObjectHome`'s) ------------------------------
-
-    def remote(self, path: str) -> ObstoreRemote:
-        return ObstoreRemote(self.store, path)
-
-    async def conditional_gets(
-        self, since: Validators | None, names: Sequence[str], limit: int
-    ) -> Changes | None:
-        def fetch(name: str, etag: str | None) -> Coroutine[Any, Any, Fetched | NotModified]:
-            return ObstoreRemote(self.store, self.path_of(name)).get((0, limit + 1), if_none_match=etag)
-
-        return await conditional_gets(self.location, since, names, fetch)
+        """As any object store's; ``single_writer=True`` skips the probe and checks a rename's
+        version itself (obstore has no conditional delete)."""
+        if not single_writer:
+            return super().writer(name)
+        self._require_folder()
+        return SingleWriterObstoreStore(self, name, probe=_trust)
 
 
 def _trust(store: Any) -> None:
     """The probe of a ``single_writer=True`` home: none."""
+
+
+class ObstoreFsspecSource(FsspecSource):
+    """A home through obstore's fsspec adapter (``fs=FsspecStore("s3", …)``), whose
+    ``cat_ranges`` ignores ``on_error`` (so the batch is one ``_cat_file`` per name) and whose
+    ``pipe`` ignores write modes (so writing needs ``single_writer=True``)."""
+
+    refusal_hint = (
+        " For compare-and-swap writes through obstore, pass engine='obstore' (CLI: --engine obstore)."
+    )
+    fork_safe = False  # obstore's Rust runtime, under the adapter
+
+    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
+        return list(run_on_loop(self.fs, _capped_all, self.fs._cat_file, self._paths(names), limit + 1))
+
+    def _fetch_coroutine(self, names: Sequence[str], limit: int) -> Coroutine[Any, Any, list[Any]]:
+        return _capped_all(self.fs._cat_file, self._paths(names), limit + 1)
+
+    def _paths(self, names: Sequence[str]) -> list[str]:
+        return [self.path_of(name) for name in names]
+
+
+def open_url(url: str, storage_options: dict[str, Any]) -> SourceBase:
+    """The home ``url`` names, through obstore: a folder or bundle (``s3://b/aster``,
+    ``s3://b/aster.zip``), or a bundle's folder by a chained URL (``zip://aster::s3://b/a.zip``)."""
+    head, _, rest = url.partition("::")
+    if rest:
+        protocol, _, folder = head.partition("://")
+        kind = archive_kind(protocol)
+        if kind is None or "::" in rest:
+            raise ValueError(
+                f"{url}: the obstore engine reads zip:// and tar:// over one object-store URL; "
+                "other chains are fsspec's (leave engine='fsspec')"
+            )
+        if storage_options.pop(protocol, None):
+            raise TypeError(
+                f"the {protocol}:// hop takes no storage options; key options by the inner protocol"
+            )
+        inner = rest.partition("://")[0]
+        options = storage_options.pop(inner, None) or storage_options
+        source = _source(rest, options)
+        return source.open_bundle(kind, folder)
+    return _source(url, storage_options)
+
+
+def open_output(url: str, storage_options: dict[str, Any]) -> tuple[StoreFiles, str]:
+    """Where ``write_bundle`` writes ``url`` through obstore: the store's file operations, the key."""
+    if "::" in url:
+        raise ValueError(f"{url}: a bundle is written to one location, not a chained URL")
+    source = _source(url, storage_options)
+    return StoreFiles(source.store), source.path
+
+
+def _source(url: str, storage_options: Mapping[str, Any]) -> ObstoreSource:
+    protocol, scheme, path = url.partition("://")
+    if not scheme or protocol not in PROTOCOLS:
+        served = ", ".join(f"{p}://" for p in PROTOCOLS)
+        raise ValueError(f"{url}: the obstore engine reads {served} URLs; leave engine='fsspec' for this one")
+    bucket, _, key = path.partition("/")
+    if not bucket:
+        raise ValueError(f"{url}: no bucket named")
+    options = dict(storage_options)
+    if "@" in bucket:  # abfs://container@account.dfs.core.windows.net/path
+        bucket, _, host = bucket.partition("@")
+        options.setdefault("account_name", host.split(".", 1)[0])
+    recipe = (PROTOCOLS[protocol], bucket, options)
+    return ObstoreSource.on_files(StoreFiles(store_for(*recipe), (store_for, recipe)), key)
+
+
+def open_filesystem(fs: Any, path: str) -> SourceBase:
+    """``fs=`` with the obstore engine: obstore's own fsspec adapter, whose store for the bucket
+    (built from the adapter's configuration) is used directly, or the engine's own
+    :class:`StoreFiles` (an obstore home's ``fs``)."""
+    if isinstance(fs, StoreFiles):
+        return ObstoreSource.on_files(fs, fs._strip_protocol(path))
+    construct = getattr(fs, "_construct_store", None)
+    if construct is None or not callable(getattr(fs, "_split_path", None)):
+        raise TypeError(
+            f"engine='obstore' cannot read through fs={type(fs).__name__}: pass the URL (with "
+            "storage_options), an ObstoreSource(store, prefix), or obstore.fsspec.FsspecStore as fs="
+        )
+    bucket, key = fs._split_path(path)
+    return ObstoreSource(construct(bucket), key)
+
+
+#: Options every store takes besides its configuration keys.
+_CLIENT_KEYS = ("client_options", "retry_config", "credential_provider")
+
+#: Hints for fsspec options people are likely to bring along.
+_FSSPEC_ONLY = {
+    "config_kwargs": "botocore's; obstore's connection pool and timeouts are client_options "
+    "(e.g. {'timeout': '30s', 'connect_timeout': '5s'})",
+    "profile": "obstore does not read AWS profiles: give the credentials as options or AWS_* "
+    "environment variables",
+    "project": "gcsfs's; obstore addresses GCS objects by bucket alone: leave it out",
+    "skip_instance_cache": "fsspec's; the obstore engine keeps one store per URL and options itself",
+}
+
+_MAX_STORES = 64
+_stores: OrderedDict[str, Any] = OrderedDict()
+_stores_guard = threading.Lock()
+
+
+def store_for(kind: str, bucket: str, options: Mapping[str, Any]) -> Any:
+    """The store for ``bucket`` with these options (one per distinct options, kept)."""
+    identity = json.dumps([kind, bucket, options], sort_keys=True, default=repr)
+    with _stores_guard:
+        store = _stores.get(identity)
+        if store is not None:
+            _stores.move_to_end(identity)
+            return store
+    store = _build(kind, bucket, dict(options))
+    with _stores_guard:
+        _stores[identity] = store
+        while len(_stores) > _MAX_STORES:
+            _stores.popitem(last=False)
+    return store
+
+
+def _build(kind: str, bucket: str, options: dict[str, Any]) -> Any:
+    try:
+        import obstore.store  # noqa: PLC0415  (the optional engine)
+    except ImportError as error:
+        raise ImportError(
+            f"engine='obstore' needs obstore ({error}): pip install 'toolnexus[obstore]'"
+        ) from error
+    client = {key: options.pop(key) for key in _CLIENT_KEYS if options.get(key) is not None}
+    client_options = dict(client.get("client_options") or {})
+    config = _TRANSLATE[kind](options, client_options)
+    unsupported = next((key for key in config if key in _FSSPEC_ONLY), None)
+    if unsupported is not None:
+        raise TypeError(
+            f"storage option {unsupported!r} has no obstore equivalent: {_FSSPEC_ONLY[unsupported]}"
+        )
+    endpoint = str(config.get("endpoint") or config.get("base_url") or "")
+    if endpoint.startswith("http://"):
+        client_options.setdefault("allow_http", True)
+    if client_options:
+        client["client_options"] = client_options
+    cls: Any = getattr(obstore.store, kind)
+    try:
+        return cls(bucket, **config, **client)
+    except Exception as error:
+        raise _culprit(cls, bucket, config, client, error) from error
+
+
+def _culprit(
+    cls: Any, bucket: str, config: dict[str, Any], client: dict[str, Any], error: Exception
+) -> Exception:
+    """The option obstore refused, found by trying each alone: an unknown key is a
+    :class:`TypeError`, a value obstore cannot use a :class:`ValueError`, each naming it."""
+    candidates: list[tuple[str, dict[str, Any], dict[str, Any]]]
+    candidates = [(repr(key), {key: value}, {}) for key, value in config.items()]
+    for key, value in (client.get("client_options") or {}).items():
+        candidates.append((f"client_options[{key!r}]", {}, {"client_options": {key: value}}))
+    candidates += [(repr(key), {}, {key: client[key]}) for key in client if key != "client_options"]
+    for name, alone, extra in candidates:
+        try:
+            cls(bucket, **alone, **extra)
+        except Exception as single:
+            unknown = "UnknownConfigurationKey" in type(single).__name__ or "Invalid key" in str(single)
+            what = "is not an obstore option for this store" if unknown else "has a value obstore cannot use"
+            detail = str(single).split("\n", 1)[0]
+            return (TypeError if unknown else ValueError)(f"storage option {name} {what} ({detail})")
+    return ValueError(f"obstore refused the storage options: {str(error).splitlines()[0]}")
+
+
+def _rename(options: dict[str, Any], renames: Mapping[str, str]) -> dict[str, Any]:
+    return {renames.get(key, key): value for key, value in options.items()}
+
+
+def _flag(options: dict[str, Any], key: str, target: str) -> None:
+    """A boolean fsspec option that becomes an obstore flag (only when true)."""
+    value = options.pop(key)
+    if not isinstance(value, bool):
+        raise TypeError(f"storage option {key!r} must be True or False, not {value!r}")
+    if value:
+        options[target] = True
+
+
+def _s3(options: dict[str, Any], client_options: dict[str, Any]) -> dict[str, Any]:
+    kwargs = options.pop("client_kwargs", None) or {}
+    if not isinstance(kwargs, Mapping):
+        raise TypeError(f"storage option 'client_kwargs' must be a mapping, not {type(kwargs).__name__}")
+    for key, value in kwargs.items():
+        if key == "region_name":
+            options.setdefault("region", value)
+        elif key == "endpoint_url":
+            options.setdefault("endpoint", value)
+        elif key == "verify":
+            if value is False:
+                client_options.setdefault("allow_invalid_certificates", True)
+        else:
+            raise TypeError(f"storage option client_kwargs[{key!r}] has no obstore equivalent")
+    for key, target in (("anon", "skip_signature"), ("requester_pays", "request_payer")):
+        if key in options:
+            _flag(options, key, target)
+    names = {"endpoint_url": "endpoint", "key": "access_key_id", "secret": "secret_access_key"}
+    return _rename(options, {**names, "token": "session_token"})
+
+
+def _gcs(options: dict[str, Any], client_options: dict[str, Any]) -> dict[str, Any]:
+    token = options.pop("token", None)
+    if token == "anon":
+        options["skip_signature"] = True
+    elif isinstance(token, str) and os.path.isfile(token):
+        options["application_credentials"] = token
+    elif token is not None:
+        raise TypeError(
+            f"storage option 'token' ({token!r}) has no obstore equivalent: give 'anon', a key file's "
+            "path, or obstore's service_account_key / bearer_token; without it obstore finds "
+            "application default credentials itself"
+        )
+    return _rename(options, {"endpoint_url": "base_url"})
+
+
+def _azure(options: dict[str, Any], client_options: dict[str, Any]) -> dict[str, Any]:
+    connection = options.pop("connection_string", None)
+    if connection is not None:
+        parts = dict(part.split("=", 1) for part in str(connection).split(";") if "=" in part)
+        if parts.get("UseDevelopmentStorage", "").lower() == "true":
+            options.setdefault("use_emulator", True)
+        for source, target in (("AccountName", "account_name"), ("AccountKey", "account_key")):
+            if source in parts:
+                options.setdefault(target, parts[source])
+        if "SharedAccessSignature" in parts:
+            options.setdefault("sas_key", parts["SharedAccessSignature"])
+        if "BlobEndpoint" in parts:
+            options.setdefault("endpoint", parts["BlobEndpoint"].rstrip("/"))
+    if "anon" in options:
+        _flag(options, "anon", "skip_signature")
+    host = options.pop("account_host", None)
+    if host is not None:
+        options.setdefault("endpoint", f"https://{host}")
+    return _rename(options, {"sas_token": "sas_key"})
+
+
+_TRANSLATE: dict[str, Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
+    "S3Store": _s3,
+    "GCSStore": _gcs,
+    "AzureStore": _azure,
+}

@@ -1,65 +1,94 @@
-"""Persona homes on S3 (s3fs): one backend, read, written and revalidated the S3 way.
-
-- **Reading** a folder is :class:`FsspecSource`'s batch of capped ranged GETs (one round trip);
-  a zip bundle is read from its tail (:mod:`.s3_bundle`): one suffix-range GET, no HEAD, for a
-  small bundle, and a home named ``*.zip`` is tried that way before anything else.
-- **Writing** is :class:`S3Store`: ``If-Match`` / ``If-None-Match: *`` on the PUT, once the probe
-  has seen the server enforce them.
-- **Listing** (``audit``): ``ListObjectsV2`` with a delimiter, one page at a time.
-- **Freshness** (:mod:`.object_home`, shared with the obstore engine): a folder costs one GET per
-  name with ``If-None-Match: <etag>``, all in flight together (an unchanged file is a 304 with no
-  body, a missing one a 404, a changed one its new bytes); a zip bundle the tail GET with
-  ``If-None-Match`` (unchanged: one bodiless 304).
-
-Registered in ``sources/__init__.py`` for the ``s3`` and ``s3a`` protocols (extra ``s3``).
-"""
+"""Persona homes on S3 through s3fs: the object-store plan (:mod:`.objects`) over
+``fs._call_s3("get_object", …)``, which sees the ``Content-Range``, ``ETag`` and conditions that
+s3fs's file API hides; writes are :class:`~toolnexus.stores.S3Store`'s; ``audit`` lists with
+``ListObjectsV2`` and a delimiter, a page at a time."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from toolnexus._aio import await_on_loop, run_on_loop
+from toolnexus._aio import run_on_loop
 from toolnexus.errors import read_error
-from toolnexus.sources.base import Reading, SourceBase
-from toolnexus.sources.bundle import ZIP
+from toolnexus.sources.base import fs_token
 from toolnexus.sources.children import LIST_PAGE_SIZE, Child, Pages, no_such_prefix
-from toolnexus.sources.freshness import Changes, NotModified, Validators
-from toolnexus.sources.fsspec import FsspecSource
-from toolnexus.sources.object_home import ObjectHome
-from toolnexus.sources.registry import ArchiveKind
-from toolnexus.sources.remote import conditional_gets
-from toolnexus.sources.s3_bundle import S3Remote
-from toolnexus.sources.s3_requests import S3Object, get_object
-from toolnexus.sources.tail_archive import TailZipBundle
+from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
+from toolnexus.sources.objects import Fetched, ObjectChangedError, ObjectClient, ObjectHome
 from toolnexus.stores import S3Store
 
-__all__ = ["S3Source", "S3ZipBundle"]
+__all__ = ["S3Client", "S3Source"]
 
 T = TypeVar("T")
 
 
-class S3Source(ObjectHome, FsspecSource):
+class S3Client(ObjectClient):
+    """An object on S3, fetched by ranges on s3fs's own loop (and its retries)."""
+
+    def __init__(self, fs: Any, path: str) -> None:
+        self.fs = fs
+        self.path = path
+        self.location = str(fs.unstrip_protocol(path))
+        self.token = fs_token(fs)
+
+    def run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
+        return run_on_loop(self.fs, function, *args, **kwargs)
+
+    async def get(
+        self,
+        start: int,
+        end: int | None = None,
+        *,
+        if_none_match: str | None = None,
+        if_match: str | None = None,
+    ) -> Fetched | NotModified:
+        from s3fs.core import _error_wrapper  # noqa: PLC0415  (s3fs is an optional extra)
+
+        bucket, key, version = self.fs.split_path(self.path)
+        byte_range = f"bytes={start}" if end is None else f"bytes={start}-{end - 1}"
+        arguments: dict[str, Any] = {"Bucket": bucket, "Key": key, "Range": byte_range}
+        for name, value in (("VersionId", version), ("IfNoneMatch", if_none_match), ("IfMatch", if_match)):
+            if value:
+                arguments[name] = value
+
+        async def call_and_read() -> tuple[dict[str, Any], bytes]:
+            response = await self.fs._call_s3("get_object", **arguments)
+            body = response["Body"]
+            try:
+                return response, bytes(await body.read())
+            finally:
+                body.close()
+
+        try:  # retried as s3fs's own cat_file is: a body cut short is read again, whole
+            response, data = await _error_wrapper(call_and_read, retries=self.fs.retries)
+        except FileNotFoundError:
+            raise
+        except OSError as error:
+            code = _error_code(error)
+            if code in ("304", "NotModified"):
+                return NOT_MODIFIED
+            if code == "PreconditionFailed":
+                raise ObjectChangedError(f"{self.path} changed while it was being read ({error})") from error
+            if code == "InvalidRange":
+                return Fetched(b"", None, 0)
+            raise
+        total = str(response.get("ContentRange") or "").rpartition("/")[2]
+        return Fetched(data, response.get("ETag"), int(total) if total.isdigit() else len(data))
+
+
+def _error_code(error: BaseException) -> str:
+    """The S3 error code (``"304"``, ``"PreconditionFailed"``, ``"InvalidRange"``) behind an error."""
+    response = getattr(error.__cause__ or error, "response", None)
+    return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
+
+
+class S3Source(ObjectHome):
     """A persona home on S3: ``S3Source(s3fs.S3FileSystem(), "bucket/aster")``."""
 
     conditional_store = S3Store
 
-    def open_bundle(self, kind: ArchiveKind, folder: str | None = None, info: Any = None) -> SourceBase:
-        """A zip is read from its tail (the size comes with it: no HEAD); other kinds as anywhere."""
-        if kind is ZIP:
-            return S3ZipBundle(self.fs, self.path, folder=folder)
-        return super().open_bundle(kind, folder, info)
-
-    def read_named_bundle(
-        self, kind: ArchiveKind, names: Sequence[str], limit: int, exact_sizes: bool
-    ) -> Reading | None:
-        if kind is not ZIP:
-            return super().read_named_bundle(kind, names, limit, exact_sizes)
-        try:
-            return self.open_bundle(kind).read_entries(names, limit, exact_sizes=exact_sizes)
-        except FileNotFoundError:
-            return None  # no such object: a folder named *.zip, or no home (the reads tell)
+    def remote(self, path: str) -> S3Client:
+        return S3Client(self.fs, path)
 
     @classmethod
     def concurrent_options(cls, storage_options: Mapping[str, Any], reads: int) -> dict[str, Any]:
@@ -114,28 +143,3 @@ class S3Source(ObjectHome, FsspecSource):
             if not page.get("IsTruncated"):
                 return
             request["ContinuationToken"] = page["NextContinuationToken"]
-
-    def remote(self, path: str) -> S3Remote:
-        return S3Remote(self.fs, path)
-
-    async def on_loop(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """s3fs's coroutines run on its own loop: no thread per persona."""
-        result: T = await await_on_loop(self.fs, coroutine)
-        return result
-
-    async def conditional_gets(
-        self, since: Validators | None, names: Sequence[str], limit: int
-    ) -> Changes | None:
-        def fetch(name: str, etag: str | None) -> Coroutine[Any, Any, S3Object | NotModified]:
-            return get_object(self.fs, self.path_of(name), f"bytes=0-{limit}", if_none_match=etag)
-
-        return await conditional_gets(self.location, since, names, fetch)
-
-
-class S3ZipBundle(TailZipBundle):
-    """A zip bundle on S3 through s3fs, read from its tail and revalidated by its ETag."""
-
-    def __init__(self, fs: Any, path: str, location: str | None = None, folder: str | None = None) -> None:
-        super().__init__(S3Remote(fs, path), folder)
-        self.fs = fs
-        self.path = path

@@ -22,20 +22,26 @@ from typing import Any
 
 from toolnexus._fs import is_empty_range_error
 from toolnexus._object_store import is_conflict, object_store_error
-from toolnexus.errors import read_error
 from toolnexus.stores.base import READ_LIMIT, CompareAndSwapStore
 from toolnexus.stores.lineage import Stored, parse_lineage
 
-__all__ = ["ObstoreStore", "SingleWriterObstoreStore", "store_bucket", "store_token", "store_url"]
+__all__ = [
+    "PROTOCOLS",
+    "ObstoreStore",
+    "SingleWriterObstoreStore",
+    "store_bucket",
+    "store_token",
+    "store_url",
+]
 
-#: URL scheme of each obstore store class, for locations and messages.
-_SCHEMES = {
-    "S3Store": "s3",
-    "GCSStore": "gs",
-    "AzureStore": "az",
-    "LocalStore": "file",
-    "MemoryStore": "memory",
+#: The URL schemes the obstore engine reads, and the obstore store class of each.
+PROTOCOLS = {
+    **{"s3": "S3Store", "s3a": "S3Store", "gs": "GCSStore", "gcs": "GCSStore"},
+    **{"az": "AzureStore", "abfs": "AzureStore", "abfss": "AzureStore"},
 }
+#: The URL scheme of each store class, for locations and messages (the first scheme of each).
+_SCHEMES = {cls: scheme for scheme, cls in reversed(PROTOCOLS.items())}
+_SCHEMES |= {"LocalStore": "file", "MemoryStore": "memory"}
 
 
 def store_bucket(store: Any) -> str:
@@ -142,14 +148,6 @@ class ObstoreStore(CompareAndSwapStore):
 
     def delete_if(self, path: str, version: str) -> bool:
         raise NotImplementedError("obstore offers no delete conditional on a version")
-
-    def listing(self, folder: str) -> dict[str, int]:
-        """The files below ``folder`` of the home (one fresh listing), by path relative to it."""
-        try:
-            files = self.home.files(folder)
-        except Exception as error:
-            raise read_error(object_store_error(error), self.location, folder, action="list") from error
-        return {f"{folder}/{path}": size for path, size in files.items()}
 
 
 class SingleWriterObstoreStore(ObstoreStore):

@@ -1,0 +1,366 @@
+"""The object-store plan, written once over a small client (:class:`ObjectClient`: a ranged GET
+with validators), which s3fs (:mod:`.s3`) and obstore (:mod:`.obstore`) each provide.
+
+- **A folder** is :class:`.fsspec.FsspecSource`'s batch of capped GETs, all in flight together.
+- **Freshness** of a folder: one GET per name with ``If-None-Match`` (an unchanged file is a
+  bodiless 304), all together; of a zip bundle, one conditional suffix-range GET of its tail.
+- **A zip bundle** is read from its tail: a suffix-range GET (``bytes=-65536``, no HEAD: its
+  ``Content-Range`` has the size) brings the central directory and, for a small bundle, every
+  member; the wanted members of a larger one are then fetched concurrently, each range ending
+  where the next member starts (assets never come along). Every later request carries
+  ``If-Match`` with the tail's ETag: a bundle replaced meanwhile fails them (412) and the read
+  starts over, so one composition never mixes two versions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import zipfile
+from collections.abc import Callable, Coroutine, Hashable, Sequence
+from typing import IO, Any, NamedTuple, TypeVar, cast
+
+from toolnexus._aio import await_on_loop
+from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
+from toolnexus.errors import BootstrapError, read_error
+from toolnexus.sources.base import Reading, SourceBase, by_content
+from toolnexus.sources.bundle import ZIP, BundleSource
+from toolnexus.sources.freshness import (
+    NOT_MODIFIED,
+    Changes,
+    FreshFile,
+    NotModified,
+    Validators,
+    conditional_changes,
+)
+from toolnexus.sources.fsspec import FsspecSource
+from toolnexus.sources.registry import ArchiveKind, kind_by_name
+
+__all__ = [
+    "MEMBER_SLACK",
+    "MISS_BLOCK",
+    "TAIL_BYTES",
+    "Fetched",
+    "ObjectChangedError",
+    "ObjectClient",
+    "ObjectHome",
+    "TailArchive",
+    "TailZipBundle",
+    "open_tail_archive",
+]
+
+T = TypeVar("T")
+
+#: The first request's suffix range: a whole persona bundle, or any bundle's central directory.
+TAIL_BYTES = 64 * 1024
+#: Bytes fetched past a member's data: a local header's extra field may outgrow the central one's.
+MEMBER_SLACK = 1024
+#: How much a read outside the fetched pieces asks for at least.
+MISS_BLOCK = 16 * 1024
+#: Deflate expands by at most 5 bytes per 16 KiB block: what ``limit + 1`` inflated bytes can need.
+_DEFLATE_OVERHEAD = 64 * 1024
+#: How often a read starts over when the bundle keeps being replaced under it.
+_ATTEMPTS = 3
+
+
+class ObjectChangedError(OSError):
+    """``If-Match`` failed: the object was replaced between two requests of one read."""
+
+
+class Fetched(NamedTuple):
+    """One GET's body, the object's ETag and its whole size (from ``Content-Range``)."""
+
+    body: bytes
+    etag: str | None
+    size: int
+
+
+class ObjectClient:
+    """One object through a client: subclasses write :meth:`get` and :meth:`run`."""
+
+    location: str  #: the object's URL, for messages
+    token: Hashable  #: what tells two clients' servers apart, for cache keys
+
+    def run(self, function: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
+        """Run a coroutine function from sync code, on the client's loop."""
+        raise NotImplementedError
+
+    async def get(
+        self,
+        start: int,
+        end: int | None = None,
+        *,
+        if_none_match: str | None = None,
+        if_match: str | None = None,
+    ) -> Fetched | NotModified:
+        """Bytes ``[start, end)``, or the last ``-start`` bytes when ``end`` is ``None``, under
+        the conditions: ``NOT_MODIFIED`` for a 304, :class:`ObjectChangedError` for a 412,
+        ``FileNotFoundError`` for no object; an empty object is an empty body."""
+        raise NotImplementedError
+
+    async def tail(self, size: int, *, if_none_match: str | None = None) -> Fetched | NotModified:
+        return await self.get(-size, if_none_match=if_none_match)
+
+    async def piece(self, start: int, end: int, *, if_match: str | None) -> bytes:
+        got = await self.get(start, end, if_match=if_match)
+        if isinstance(got, NotModified):  # cannot happen without If-None-Match
+            raise BootstrapError(f"{self.location}: unexpected 304")
+        return got.body
+
+
+class TailArchive(io.RawIOBase):
+    """One version (one ETag) of a remote archive: the pieces fetched so far, seekable; a read
+    outside them fetches that piece, pinned by ``If-Match``."""
+
+    def __init__(self, remote: ObjectClient, first: Fetched) -> None:
+        super().__init__()
+        self.remote = remote
+        self.etag = first.etag
+        self.size = first.size
+        self._pieces: dict[int, bytes] = {first.size - len(first.body): first.body}
+        self._position = 0
+        self.requests = 0  #: requests after the tail: misses and prefetches
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self.size}[whence]
+        if base + offset < 0:
+            raise OSError(22, f"seek before the start of {self.remote.location}")
+        self._position = base + offset
+        return self._position
+
+    def read(self, size: int | None = -1) -> bytes:
+        end = self.size if size is None or size < 0 else min(self.size, self._position + size)
+        out = bytearray()
+        while self._position < end:
+            piece = self._piece_at(self._position)
+            if piece is None:
+                self._fetch([(self._position, min(self.size, max(end, self._position + MISS_BLOCK)))])
+                continue
+            start, data = piece
+            chunk = data[self._position - start : end - start]
+            out += chunk
+            self._position += len(chunk)
+        return bytes(out)
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def covered(self, start: int, end: int) -> bool:
+        piece = self._piece_at(start)
+        return piece is not None and piece[0] + len(piece[1]) >= end
+
+    def _piece_at(self, offset: int) -> tuple[int, bytes] | None:
+        for start, data in self._pieces.items():
+            if start <= offset < start + len(data):
+                return start, data
+        return None
+
+    def _fetch(self, spans: Sequence[tuple[int, int]]) -> None:
+        bodies = self.remote.run(self._fetch_all, spans)
+        for (start, _), body in zip(spans, bodies, strict=True):
+            self._pieces[start] = body
+        self.requests += len(spans)
+
+    async def _fetch_all(self, spans: Sequence[tuple[int, int]]) -> list[bytes]:
+        pieces = (self.remote.piece(start, end, if_match=self.etag) for start, end in spans)
+        return list(await asyncio.gather(*pieces))
+
+    def prefetch_members(self, names: Sequence[str], folder: str | None, limit: int) -> None:
+        """Fetch every member that may be one of ``names`` in one concurrent batch; never assets."""
+        with zipfile.ZipFile(self) as archive:
+            members = archive.infolist()
+            directory_start = archive.start_dir
+        starts = sorted({member.header_offset for member in members} | {directory_start})
+        spans: list[tuple[int, int]] = []
+        for member in members:
+            if member.is_dir() or not _may_be_wanted(member.filename, names, folder):
+                continue
+            data = min(member.compress_size, limit + 1 + _DEFLATE_OVERHEAD)
+            want = 30 + len(member.filename.encode()) + len(member.extra) + data + MEMBER_SLACK
+            following = next((s for s in starts if s > member.header_offset), self.size)
+            end = min(member.header_offset + want, following)
+            if not self.covered(member.header_offset, end):
+                spans.append((member.header_offset, end))
+        if spans:
+            self._fetch(_merge(spans))
+        self.seek(0)
+
+
+def _may_be_wanted(path: str, names: Sequence[str], folder: str | None) -> bool:
+    """A member the home rule could pick: ``NAME`` or ``FOLDER/NAME`` (one level, or the given folder)."""
+    head, _, base = path.rpartition("/")
+    if base not in names:
+        return False
+    if folder is not None:
+        return head == folder.strip("/")
+    return "/" not in head and head != "__MACOSX"
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Touching spans become one request."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def open_tail_archive(
+    remote: ObjectClient,
+    names: Sequence[str],
+    limit: int,
+    *,
+    folder: str | None = None,
+    if_none_match: str | None = None,
+) -> TailArchive | NotModified:
+    """The tail of the zip ``remote`` and the members that may be wanted (see the module);
+    ``NOT_MODIFIED`` when its ETag is still ``if_none_match``."""
+    for _ in range(_ATTEMPTS):
+        tail = remote.run(remote.tail, TAIL_BYTES, if_none_match=if_none_match)
+        if isinstance(tail, NotModified):
+            return NOT_MODIFIED
+        archive = TailArchive(remote, tail)
+        try:
+            archive.prefetch_members(names, folder, limit)
+        except ObjectChangedError:
+            continue  # replaced between the tail and the members: read the new version whole
+        except zipfile.BadZipFile:
+            archive.seek(0)  # not a zip: the caller's zipfile says so, with the bundle's name
+        return archive
+    raise BootstrapError(f"{remote.location}: the bundle kept changing while it was read")
+
+
+def _tail_opener(
+    remote: ObjectClient, folder: str | None, names: Sequence[str], limit: int
+) -> Callable[[], IO[bytes]]:
+    return lambda: cast(IO[bytes], open_tail_archive(remote, names, limit, folder=folder))
+
+
+class TailZipBundle(BundleSource):
+    """A zip bundle on an object store, read from its tail and revalidated by its ETag."""
+
+    def __init__(self, remote: ObjectClient, folder: str | None = None) -> None:
+        opener = _tail_opener(remote, folder, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
+        super().__init__(opener, remote.location, folder)
+        self.remote = remote
+
+    @property
+    def cache_key(self) -> Hashable:
+        return ("tail-bundle", self.location, self.folder, self.remote.token)
+
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        """Prefetch only ``names`` (a profile's members), not all seven."""
+        opener = _tail_opener(self.remote, self.folder, names, limit)
+        bundle = BundleSource(opener, self.location, self.folder)
+        return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
+
+    def changed_since(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified:
+        changes = self.tail_changes(since, names, limit)
+        return super().changed_since(since, names, limit) if changes is None else changes
+
+    def tail_changes(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified | None:
+        """One conditional tail GET: a 304 keeps everything, else the new bundle is read from
+        what it brought. ``None``: no such object."""
+        etag = since.tag if since is not None and isinstance(since.tag, str) else None
+        try:
+            archive = open_tail_archive(self.remote, names, limit, folder=self.folder, if_none_match=etag)
+        except FileNotFoundError:
+            return None
+        except Exception as error:
+            raise read_error(error, self.location, None) from error
+        if isinstance(archive, NotModified):
+            return NOT_MODIFIED
+        bundle = BundleSource(lambda: cast(IO[bytes], archive), self.location, self.folder)
+        return by_content(bundle.read_entries(names, limit), since, archive.etag)
+
+
+async def _revalidated(request: Coroutine[Any, Any, Fetched | NotModified]) -> Any:
+    """One conditional GET as :func:`.freshness.conditional_changes` takes it: the 304, the new
+    bytes, ``None`` for no object, a failure as a value."""
+    try:
+        got = await request
+    except FileNotFoundError:
+        return None
+    except Exception as error:
+        return error
+    return got if isinstance(got, NotModified) else FreshFile(got.body, got.size, got.etag)
+
+
+class ObjectHome(FsspecSource):
+    """A home on an object store, read by :class:`FsspecSource`'s plan over ``fs`` and
+    revalidated through :meth:`remote` (see the module)."""
+
+    def remote(self, path: str) -> ObjectClient:
+        """The object ``path`` of this home's store."""
+        raise NotImplementedError
+
+    def open_bundle(self, kind: ArchiveKind, folder: str | None = None, info: Any = None) -> SourceBase:
+        """A zip is read from its tail (no HEAD); other kinds as on any filesystem."""
+        if kind is ZIP:
+            return TailZipBundle(self.remote(self.path), folder)
+        return super().open_bundle(kind, folder, info)
+
+    def read_named_bundle(
+        self, kind: ArchiveKind, names: Sequence[str], limit: int, exact_sizes: bool
+    ) -> Reading | None:
+        if kind is not ZIP:
+            return super().read_named_bundle(kind, names, limit, exact_sizes)
+        try:
+            return self.open_bundle(kind).read_entries(names, limit, exact_sizes=exact_sizes)
+        except FileNotFoundError:
+            return None  # no such object: a folder named *.zip, or no home (the reads tell)
+
+    async def conditional_gets(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | None:
+        """Every name's capped GET together, with ``If-None-Match`` where an ETag is known;
+        ``None`` when no name is there."""
+        previous = {} if since is None else since.validators
+
+        def get(name: str) -> Coroutine[Any, Any, Fetched | NotModified]:
+            tag = previous.get(name)
+            etag = tag if isinstance(tag, str) else None
+            return self.remote(self.path_of(name)).get(0, limit + 1, if_none_match=etag)
+
+        answers = await asyncio.gather(*(_revalidated(get(name)) for name in names))
+        return conditional_changes(self.location, names, answers)
+
+    def changed_since(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified:
+        """Conditional GETs; where they find nothing, the usual read decides by content."""
+        kind = kind_by_name(self.path)
+        changes: Changes | NotModified | None = None
+        if kind is None:
+            changes = self.remote(self.path).run(self.conditional_gets, since, names, limit)
+        elif kind is ZIP:
+            changes = TailZipBundle(self.remote(self.path)).tail_changes(since, names, limit)
+        return super().changed_since(since, names, limit) if changes is None else changes
+
+    async def changed_since_async(
+        self, since: Validators | None, names: Sequence[str], limit: int
+    ) -> Changes | NotModified:
+        """A folder's GETs are awaited on the client's loop (a bundle takes a thread)."""
+        if kind_by_name(self.path) is not None:
+            return await asyncio.to_thread(self.changed_since, since, names, limit)
+        changes = await await_on_loop(self.fs, self.conditional_gets(since, names, limit))
+        if changes is not None:
+            return changes
+        return await asyncio.to_thread(super().changed_since, since, names, limit)
