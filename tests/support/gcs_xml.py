@@ -27,7 +27,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-from toolnexus.stores.gcs import _BOUNDARY, _multipart  # the multipart body GcsStore uploads
+from toolnexus.stores.fsspec import _BOUNDARY, _multipart  # the multipart body GcsStore uploads
 
 __all__ = ["GcsXmlGateway"]
 

@@ -27,7 +27,6 @@ that does not enforce that condition: see :mod:`.probe`).
 
 from __future__ import annotations
 
-from toolnexus.stores.azure import AzureBlobStore
 from toolnexus.stores.base import (
     MAX_ATTEMPTS,
     MEMORY_FILE,
@@ -38,13 +37,11 @@ from toolnexus.stores.base import (
     Moved,
     Plan,
 )
-from toolnexus.stores.gcs import GcsStore
+from toolnexus.stores.fsspec import AzureBlobStore, FsspecStore, GcsStore, S3Store
 from toolnexus.stores.lineage import Stored
 from toolnexus.stores.local import LocalStore
 from toolnexus.stores.obstore import ObstoreStore
-from toolnexus.stores.plain import FsspecStore
 from toolnexus.stores.probe import forget_verdicts, require_conditional_delete, require_enforced
-from toolnexus.stores.s3 import S3Store
 
 __all__ = [
     "MAX_ATTEMPTS",

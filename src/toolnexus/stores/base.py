@@ -1,21 +1,22 @@
-"""What every store shares: the edit plan, the store protocol, per-process locks, and the
-compare-and-swap retry loop that S3, Azure Blob and GCS stores run over their own conditions —
-exactly once, also when a write's answer is lost (see :mod:`.lineage`) — and what a store offers
-beyond one file (:class:`.folders.FolderStore`: the topic files of ``memory/``)."""
+"""What every store shares: the edit plan, the store protocols, per-process locks, and the
+compare-and-swap loop that the S3, Azure Blob, GCS and obstore stores run over their own
+conditional put and delete — exactly once, also when a write's answer is lost (:mod:`.lineage`)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypeAlias
 
+from toolnexus._aio import run_on_loop
+from toolnexus._fs import fsspec_files
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, describe, detail, read_error
-from toolnexus.stores.folders import FolderStore, Moved, fsspec_listing, rename_by_copy, storage_action
 from toolnexus.stores.lineage import Stored, applied, lineage_after, new_edit_id
 
 __all__ = [
@@ -25,11 +26,14 @@ __all__ = [
     "Change",
     "CompareAndSwapStore",
     "FolderStore",
+    "LoopedStore",
     "MemoryStore",
     "Moved",
     "Plan",
     "Stored",
+    "fsspec_listing",
     "process_lock",
+    "storage_action",
     "storage_error",
 ]
 
@@ -38,22 +42,21 @@ MEMORY_FILE = "MEMORY.md"
 #: Every read is capped here, so an outsized file costs no more than the cap.
 READ_LIMIT = MAX_BOOTSTRAP_FILE_BYTES + 1
 
-#: Compare-and-swap attempts before giving up with a :class:`BootstrapError`. Generous, because
-#: under sustained contention the retry count has a long tail: 8 clients appending in a tight loop
-#: against moto needed up to ~30 attempts for the unluckiest edit (3.4 on average), and with ~1/8
-#: odds per attempt, 50 attempts would still fail about one edit in a thousand.
+#: Compare-and-swap attempts before giving up: 8 clients appending in a tight loop against moto
+#: needed up to ~30 for the unluckiest edit; 50 would still fail about one edit in a thousand.
 MAX_ATTEMPTS = 200
 
-#: Upper bound of the jittered pause between attempts, in seconds (grows with each attempt). Kept
-#: short so an unlucky writer retries as often as fresh ones instead of starving behind them; the
-#: worst case before the error is about MAX_ATTEMPTS x (one read + one write + 0.1 s).
+#: Bounds of the jittered pause between attempts (s): short, so an unlucky writer is not starved.
 _BACKOFF_BASE, _BACKOFF_MAX = 0.005, 0.1
+
+#: How a rename ended: done, no such file, or the destination already exists (nothing moved).
+Moved: TypeAlias = Literal["renamed", "missing", "exists"]
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """What a command decided after reading the file: the bytes to write (``None``: write
-    nothing) and the text to send back to the model."""
+    """What a command decided after reading the file: the bytes to write (``None``: nothing)
+    and the text to send back to the model."""
 
     data: bytes | None
     reply: str
@@ -65,8 +68,7 @@ Plan = Callable[[bytes | None], Change]
 
 
 class MemoryStore(Protocol):
-    """One file (``name``, MEMORY.md by default) in one home. ``update`` must behave as if no
-    other writer ran during it."""
+    """One file (``name``) in one home; ``update`` behaves as if no other writer ran during it."""
 
     location: str
     name: str
@@ -76,19 +78,45 @@ class MemoryStore(Protocol):
     def update(self, plan: Plan) -> Change: ...
 
 
+class FolderStore(Protocol):
+    """A :class:`MemoryStore` that also reaches the other files of its home (topic files);
+    every built-in store is one. ``name`` may hold folders; a write makes missing ones."""
+
+    location: str
+    name: str
+
+    def read(self) -> bytes | None: ...
+
+    def update(self, plan: Callable[[bytes | None], Any]) -> Any: ...
+
+    def file(self, name: str) -> FolderStore:
+        """The store of another file of the same home, with the same guarantees."""
+        ...
+
+    def listing(self, folder: str) -> dict[str, int]:
+        """Every file below ``folder`` (no hidden names): ``{path relative to the home: size}``."""
+        ...
+
+    def remove(self) -> bool:
+        """Delete the file; ``False`` if it was not there."""
+        ...
+
+    def rename(self, name: str) -> Moved:
+        """Move the file to ``name`` in the same home, never over an existing file."""
+        ...
+
+
 _process_locks: dict[str, threading.Lock] = {}
 _process_locks_guard = threading.Lock()
 
 
 def process_lock(key: str) -> threading.Lock:
-    """One lock per file in this process; keeps many threads out of the kernel lock queue and
-    keeps threads sharing one client from spending compare-and-swap attempts on each other."""
+    """One lock per file in this process: threads sharing a client queue here, not at the CAS."""
     with _process_locks_guard:
         return _process_locks.setdefault(key, threading.Lock())
 
 
 def _pause(attempt: int) -> None:
-    """The jittered pause before compare-and-swap attempt ``attempt + 1``."""
     time.sleep(random.uniform(0, min(_BACKOFF_MAX, _BACKOFF_BASE * 2**attempt)))
 
 
@@ -96,20 +124,35 @@ def storage_error(cause: BaseException, location: str, name: str, action: str) -
     return read_error(cause, location, name, action=action)
 
 
-class CompareAndSwapStore:
-    """A file on an object store whose writes can be made conditional on the version read.
+@contextlib.contextmanager
+def storage_action(fs: Any, location: str, name: str, action: str, *paths: str) -> Iterator[None]:
+    """A failure inside names the file and location; ``paths``' listing caches are dropped after."""
+    try:
+        yield
+    except Exception as error:
+        raise read_error(error, location, name, action=action) from error
+    finally:
+        for path in paths if fs is not None else ():
+            fs.invalidate_cache(path)
 
-    Subclasses provide three primitives on any path of the filesystem — :meth:`get` (bytes and
-    version in one consistent read), :meth:`put` (write only if the object is still at
-    ``version``, or still absent for ``None``; ``False`` on a conflict) and :meth:`delete` — and
-    name their conditions; :meth:`put_with_lineage` (and a :class:`.Stored` from :meth:`get`)
-    adds the lineage that makes an edit whose answer was lost exactly-once under contention. The
-    update is read → plan → conditional write, retried on conflict (after checking that the
-    conflict is not this edit's own earlier attempt).
-    Before each update the ``probe`` it was given (in practice :func:`.probe.require_enforced`,
-    which runs once per bucket and process) checks that the server really refuses a stale write;
-    a server that ignores the conditions is refused. The probe is handed in, not imported: it is
-    built on this class.
+
+def fsspec_listing(home: Any, folder: str) -> dict[str, int]:
+    """The files below ``folder`` of a home on a filesystem, by path relative to the home."""
+    try:
+        files = fsspec_files(home.fs, home.path_of(folder))
+    except Exception as error:
+        raise read_error(error, home.location, folder, action="list") from error
+    return {f"{folder}/{path}": size for path, size in files.items()}
+
+
+class CompareAndSwapStore:
+    """A file on an object store whose writes are conditional on the version read.
+
+    Subclasses write the primitives on any path — :meth:`get` (bytes and version from one
+    read), :meth:`put` (only if still at ``version``, or absent for ``None``; ``False`` on a
+    conflict), :meth:`delete`, :meth:`delete_if` — and may keep a lineage
+    (:meth:`put_with_lineage`). The ``probe`` (:func:`.probe.require_enforced`) checks first
+    that the server refuses a stale write; it is handed in because it is built on this class.
     """
 
     #: How the conditions are spelled, for messages: (must-not-exist, must-match).
@@ -125,16 +168,13 @@ class CompareAndSwapStore:
         probe: Callable[[CompareAndSwapStore], None],
         delete_probe: Callable[[CompareAndSwapStore], None] | None = None,
     ) -> None:
-        #: The fsspec filesystem the store works through (``None`` for a native client).
         self.fs: Any = getattr(home, "fs", None)
         self.probe = probe
-        #: Checks before a rename that the server enforces conditional deletes (see :mod:`.probe`).
         self.delete_probe = delete_probe
         self.home = home
         self.name = name
         self.path: str = home.path_of(name)
         self.location: str = home.location
-        # Writers sharing one client queue here; others meet at the CAS.
         self._lock = process_lock(f"{id(self.client)}:{self.path}")
 
     @property
@@ -143,37 +183,32 @@ class CompareAndSwapStore:
         return self.fs
 
     def server_key(self) -> tuple[str, str, str]:
-        """Which server and bucket the probe's verdict holds for: the client's class, fsspec's
-        token of its options (endpoint, credentials), the bucket."""
+        """Which server and bucket the probe's verdict holds for (client class, options, bucket)."""
         token = str(getattr(self.fs, "_fs_token", id(self.fs)))
         return type(self.fs).__qualname__, token, self.bucket()
 
     def forget(self, path: str) -> None:
-        """Drop whatever the client cached about ``path`` (s3fs's listings) after a write."""
+        """Drop what the client cached about ``path`` (s3fs's listings) after a write."""
         self.fs.invalidate_cache(path)
 
-    # The primitives, on any path (the probe uses them on its own object).
     def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
-        """The object's bytes (first cap + 1) and version from one consistent read: a
-        ``(data, version)`` pair, or a :class:`.Stored` that also carries the lineage kept with
-        the object (see :meth:`put_with_lineage`)."""
+        """The first cap + 1 bytes and version from one read (with a lineage: a :class:`.Stored`)."""
         raise NotImplementedError
 
     def put(self, path: str, data: bytes, version: str | None) -> bool:
-        """Write ``data`` only if the object is still at ``version`` (``None``: still absent);
-        ``False`` on a conflict."""
+        """Write only if still at ``version`` (``None``: absent); ``False`` on a conflict."""
         raise NotImplementedError
 
     def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
-        """:meth:`put`, keeping ``lineage`` in the object's metadata, where :meth:`get` returns it.
-
-        Optional: by default the lineage is dropped, and an edit whose answer was lost is then
-        settled by comparing the stored bytes with the bytes sent (:mod:`.lineage` says what that
-        cannot tell apart). The built-in S3, Azure Blob and GCS stores keep it.
-        """
+        """:meth:`put`, keeping ``lineage`` in the object's metadata; by default dropped (a lost
+        answer is then settled by comparing bytes: see :mod:`.lineage`)."""
         return self.put(path, data, version)
 
     def delete(self, path: str) -> None:
+        raise NotImplementedError
+
+    def delete_if(self, path: str, version: str) -> bool:
+        """Delete the object only if it is still at ``version``; ``False`` on a conflict."""
         raise NotImplementedError
 
     def bucket(self) -> str:
@@ -213,8 +248,8 @@ class CompareAndSwapStore:
             return self._update(plan)
 
     def _update(self, plan: Plan) -> Change:
-        """Read → plan → conditional write, until a write lands; after a conflict or a failed
-        write, the fresh read first tells whether this edit was applied after all."""
+        """Read → plan → conditional write until one lands; after a conflict or a failed write,
+        the fresh read first tells whether this edit was applied after all."""
         edit = new_edit_id()
         stored = self.read_stored()
         for attempt in range(MAX_ATTEMPTS):
@@ -227,7 +262,7 @@ class CompareAndSwapStore:
             except OSError as failed:
                 self._settle_failed_write(failed, edit, stored, change.data)
                 return change
-            time.sleep(random.uniform(0, min(_BACKOFF_MAX, _BACKOFF_BASE * 2**attempt)))
+            _pause(attempt)
             over, stored = stored, self.read_stored()
             outcome = applied(stored, edit, over, change.data)
             if outcome:
@@ -265,11 +300,6 @@ class CompareAndSwapStore:
         error.errno = errno.EIO
         return error
 
-    # Beyond one file: the home's other files (topic files), deletes and renames.
-    def delete_if(self, path: str, version: str) -> bool:
-        """Delete the object only if it is still at ``version``; ``False`` on a conflict."""
-        raise NotImplementedError
-
     def file(self, name: str) -> CompareAndSwapStore:
         return type(self)(self.home, name, probe=self.probe, delete_probe=self.delete_probe)
 
@@ -287,8 +317,7 @@ class CompareAndSwapStore:
             return True
 
     def rename(self, name: str) -> Moved:
-        """Copy to ``name`` (must not exist), then delete the original *at the version copied*
-        (see :func:`.folders.rename_by_copy`), checking first that the server enforces that."""
+        """:func:`rename_by_copy`, once the server was seen to enforce conditional deletes."""
         self.probe(self)
         if self.delete_probe is not None:
             self.delete_probe(self)
@@ -299,3 +328,59 @@ class CompareAndSwapStore:
         """:meth:`delete_if` on this file, a failure naming it."""
         with storage_action(self.fs, self.location, self.name, "delete", self.path):
             return self.delete_if(self.path, version)
+
+
+def rename_by_copy(store: Any, target: Any, attempts: int, pause: Callable[[int], None]) -> Moved:
+    """A copy that must not overwrite anything, then a delete *at the version copied*; if the
+    original changed in between, the copy is taken back and the rename starts over, so an edit
+    made meanwhile is never lost (a reader between the steps sees both files, never neither)."""
+    for attempt in range(attempts):
+        data, version = store.read_versioned()
+        if data is None or version is None:
+            return "missing"
+        if len(data) > MAX_BOOTSTRAP_FILE_BYTES:
+            raise BootstrapError(
+                f"cannot rename {store.name} in {store.location}: it is over "
+                f"{MAX_BOOTSTRAP_FILE_BYTES} bytes (written outside memory_tool)"
+            )
+        if not target.put_if(data, None):
+            return "exists"
+        if store.delete_at(version):
+            return "renamed"
+        copied, copy_version = target.read_versioned()
+        if copied == data and copy_version is not None:
+            target.delete_at(copy_version)
+        pause(attempt)
+    error = BootstrapError(
+        f"cannot rename {store.name} in {store.location} to {target.name}: it was edited during every "
+        f"one of {attempts} attempts (other writers are busy); nothing was moved, try again"
+    )
+    error.errno = errno.EBUSY
+    raise error
+
+
+class LoopedStore(CompareAndSwapStore):
+    """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs),
+    run on its loop: ``_get``, ``_put`` (``lineage`` ``None`` for a plain put), ``_delete``."""
+
+    async def _get(self, path: str) -> Stored:
+        raise NotImplementedError
+
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+        raise NotImplementedError
+
+    async def _delete(self, path: str) -> None:
+        raise NotImplementedError
+
+    def get(self, path: str) -> Stored:
+        result: Stored = run_on_loop(self.fs, self._get, path)
+        return result
+
+    def put(self, path: str, data: bytes, version: str | None) -> bool:
+        return bool(run_on_loop(self.fs, self._put, path, data, version, None))
+
+    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
+        return bool(run_on_loop(self.fs, self._put, path, data, version, lineage))
+
+    def delete(self, path: str) -> None:
+        run_on_loop(self.fs, self._delete, path)

@@ -31,11 +31,24 @@ import re
 import secrets
 from typing import NamedTuple
 
-__all__ = ["CREATED", "LINEAGE_LENGTH", "Stored", "applied", "lineage_after", "new_edit_id", "parse_lineage"]
+__all__ = [
+    "AZURE_LINEAGE_KEY",
+    "CREATED",
+    "LINEAGE_KEY",
+    "LINEAGE_LENGTH",
+    "Stored",
+    "applied",
+    "lineage_after",
+    "new_edit_id",
+    "parse_lineage",
+]
 
 #: Ids kept per object: about 600 bytes of metadata (S3 allows 2 KiB), and more writes than any
 #: contention test makes while one writer's answer is lost (a 60-second read timeout included).
 LINEAGE_LENGTH = 64
+
+#: The lineage's metadata name (on S3 ``x-amz-meta-toolnexus-edits``); Azure's names allow no ``-``.
+LINEAGE_KEY, AZURE_LINEAGE_KEY = "toolnexus-edits", "toolnexus_edits"
 
 #: Stands for "no object": the version a creating write replaced.
 CREATED = "+"

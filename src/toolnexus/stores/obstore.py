@@ -23,7 +23,7 @@ from typing import Any
 from toolnexus._fs import is_empty_range_error
 from toolnexus._object_store import is_conflict, object_store_error
 from toolnexus.stores.base import READ_LIMIT, CompareAndSwapStore
-from toolnexus.stores.lineage import Stored, parse_lineage
+from toolnexus.stores.lineage import AZURE_LINEAGE_KEY, LINEAGE_KEY, Stored, parse_lineage
 
 __all__ = [
     "PROTOCOLS",
@@ -93,9 +93,8 @@ class ObstoreStore(CompareAndSwapStore):
         """obstore caches nothing about objects: nothing to drop."""
 
     def _lineage_key(self) -> str:
-        """The metadata name the built-in stores keep the lineage under (Azure allows no ``-``),
-        so both engines read each other's lineages."""
-        return "toolnexus_edits" if type(self.client).__name__ == "AzureStore" else "toolnexus-edits"
+        """The fsspec stores' name for it, so both engines read each other's lineages."""
+        return AZURE_LINEAGE_KEY if type(self.client).__name__ == "AzureStore" else LINEAGE_KEY
 
     def get(self, path: str) -> Stored:
         import obstore  # noqa: PLC0415  (the optional engine)

@@ -1,0 +1,298 @@
+"""The stores over fsspec filesystems: plain writes under a process lock (:class:`FsspecStore`),
+and the conditional put and delete of S3 (s3fs), Azure Blob (adlfs) and GCS (gcsfs), under the
+compare-and-swap loop of :class:`~.base.CompareAndSwapStore`. Each keeps the lineage
+(:mod:`.lineage`) in the object's metadata under the name obstore's store uses too."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from toolnexus._aio import run_on_loop
+from toolnexus._fs import is_empty_range_error
+from toolnexus.stores.base import (
+    MEMORY_FILE,
+    READ_LIMIT,
+    Change,
+    LoopedStore,
+    Moved,
+    Plan,
+    fsspec_listing,
+    process_lock,
+    storage_action,
+    storage_error,
+)
+from toolnexus.stores.lineage import AZURE_LINEAGE_KEY, LINEAGE_KEY, Stored, parse_lineage
+
+__all__ = ["AzureBlobStore", "FsspecStore", "GcsStore", "S3Store"]
+
+#: S3 error codes meaning "someone else changed the file since we read it": re-read and retry.
+_CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey"})
+
+
+class FsspecStore:
+    """A file on a filesystem written plainly, under a lock in this process only: for
+    ``memory://`` (no other process reaches it) and ``single_writer=True`` homes."""
+
+    def __init__(self, home: Any, name: str = MEMORY_FILE) -> None:
+        self.home = home
+        self.fs = home.fs
+        self.name = name
+        self.path = home.path_of(name)
+        self.location = home.location
+        self._key = str(self.fs.unstrip_protocol(self.path))
+
+    def read(self) -> bytes | None:
+        try:
+            return bytes(self.fs.cat_file(self.path, start=0, end=READ_LIMIT))
+        except FileNotFoundError:
+            return None
+        except Exception as error:
+            if is_empty_range_error(error):
+                return b""
+            raise storage_error(error, self.location, self.name, "read") from error
+
+    def update(self, plan: Plan) -> Change:
+        with process_lock(self._key):
+            change = plan(self.read())
+            if change.data is not None:
+                try:
+                    self.fs.pipe_file(self.path, change.data)
+                except Exception as error:
+                    raise storage_error(error, self.location, self.name, "write") from error
+                finally:
+                    self.fs.invalidate_cache(self.path)
+            return change
+
+    def file(self, name: str) -> FsspecStore:
+        """The store of another file of the same home."""
+        return FsspecStore(self.home, name)
+
+    def listing(self, folder: str) -> dict[str, int]:
+        return fsspec_listing(self.home, folder)
+
+    def remove(self) -> bool:
+        with process_lock(self._key):
+            if self.read() is None:
+                return False
+            with storage_action(self.fs, self.location, self.name, "delete", self.path):
+                self.fs.rm_file(self.path)
+            return True
+
+    def rename(self, name: str) -> Moved:
+        target = self.file(name)
+        with process_lock(self._key):
+            if self.read() is None:
+                return "missing"
+            if target.read() is not None:
+                return "exists"
+            with storage_action(self.fs, self.location, self.name, "rename", self.path, target.path):
+                self.fs.mv(self.path, target.path)
+            return "renamed"
+
+
+def _is_conflict(error: BaseException) -> bool:
+    """s3fs translates ClientErrors but keeps the original as ``__cause__``."""
+    for candidate in (error, error.__cause__):
+        response = getattr(candidate, "response", None)
+        if isinstance(response, dict) and response.get("Error", {}).get("Code") in _CONFLICT_CODES:
+            return True
+    return False
+
+
+class S3Store(LoopedStore):
+    """An object on S3 (s3fs): one GET gives the bytes and ETag; the PUT carries ``If-Match``
+    or ``If-None-Match: *``, which S3 answers with 412 or 409 when another writer got there first."""
+
+    conditions = ("If-None-Match: *", "If-Match")
+    stale_version = '"00000000000000000000000000000000"'
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        bucket, key, _ = self.fs.split_path(path)
+        return await self.fs._call_s3(method, Bucket=bucket, Key=key, **kwargs)
+
+    async def _get(self, path: str) -> Stored:
+        try:
+            response = await self._call("get_object", path)
+        except FileNotFoundError:
+            return Stored(None, None)
+        data = b""
+        async with response["Body"] as body:
+            while len(data) < READ_LIMIT:
+                chunk = await body.read(READ_LIMIT - len(data))
+                if not chunk:
+                    break
+                data += chunk
+        lineage = parse_lineage(response.get("Metadata", {}).get(LINEAGE_KEY))
+        return Stored(data, str(response["ETag"]), lineage)
+
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+        condition: dict[str, Any] = {"IfMatch": version} if version is not None else {"IfNoneMatch": "*"}
+        if lineage is not None:
+            condition["Metadata"] = {LINEAGE_KEY: lineage}
+        try:
+            await self._call("put_object", path, Body=data, **condition)
+        except Exception as error:
+            if _is_conflict(error):
+                return False
+            raise
+        return True
+
+    async def _delete(self, path: str, **conditions: str) -> None:
+        await self._call("delete_object", path, **conditions)
+
+    def delete_if(self, path: str, version: str) -> bool:
+        try:
+            run_on_loop(self.fs, self._delete, path, IfMatch=version)
+        except FileNotFoundError:
+            return False  # gone already: s3fs's translation of NoSuchKey
+        except Exception as error:
+            if _is_conflict(error):
+                return False
+            raise
+        return True
+
+
+def _is_invalid_range(error: BaseException) -> bool:
+    """A ranged read of an empty blob: HTTP 416 ``InvalidRange``."""
+    return getattr(error, "status_code", None) == 416 or getattr(error, "error_code", None) == "InvalidRange"
+
+
+class AzureBlobStore(LoopedStore):
+    """A blob (adlfs): the ETag comes with the bytes; the upload carries ``If-Match`` or
+    ``If-None-Match: *``; the lineage is the ``toolnexus_edits`` metadata (no hyphen allowed)."""
+
+    conditions = ("If-None-Match: *", "If-Match")
+    stale_version = '"0x0000000000000000"'
+
+    def _client(self, path: str) -> Any:
+        container, blob, _ = self.fs.split_path(path)
+        return self.fs.service_client.get_blob_client(container, blob)
+
+    async def _get(self, path: str) -> Stored:
+        from azure.core.exceptions import ResourceNotFoundError  # noqa: PLC0415  (optional backend)
+
+        client = self._client(path)
+        try:
+            try:
+                downloader = await client.download_blob(offset=0, length=READ_LIMIT)
+            except Exception as error:
+                if not _is_invalid_range(error):
+                    raise
+                # An empty blob (or one that just stopped being empty): read it unranged, which
+                # the SDK itself handles for empty blobs; the bytes are still capped below.
+                downloader = await client.download_blob()
+        except ResourceNotFoundError:
+            return Stored(None, None)
+        data = await downloader.read(READ_LIMIT)
+        properties = downloader.properties
+        lineage = parse_lineage((properties.metadata or {}).get(AZURE_LINEAGE_KEY))
+        return Stored(bytes(data), str(properties.etag), lineage)
+
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+        from azure.core import MatchConditions  # noqa: PLC0415
+        from azure.core.exceptions import ResourceExistsError, ResourceModifiedError  # noqa: PLC0415
+
+        client = self._client(path)
+        if version is None:
+            condition: dict[str, Any] = {"overwrite": False}  # sends If-None-Match: *
+        else:
+            condition = {"overwrite": True, "etag": version, "match_condition": MatchConditions.IfNotModified}
+        if lineage is not None:
+            condition["metadata"] = {AZURE_LINEAGE_KEY: lineage}
+        try:
+            await client.upload_blob(data, **condition)
+        except (ResourceExistsError, ResourceModifiedError):
+            return False
+        return True
+
+    async def _delete(self, path: str) -> None:
+        await self._client(path).delete_blob()
+
+    def delete_if(self, path: str, version: str) -> bool:
+        result: bool = run_on_loop(self.fs, self._delete_blob_if, path, version)
+        return result
+
+    async def _delete_blob_if(self, path: str, version: str) -> bool:
+        from azure.core import MatchConditions  # noqa: PLC0415
+        from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError  # noqa: PLC0415
+
+        try:
+            await self._client(path).delete_blob(etag=version, match_condition=MatchConditions.IfNotModified)
+        except (ResourceModifiedError, ResourceNotFoundError):
+            return False
+        return True
+
+
+class GcsStore(LoopedStore):
+    """An object on GCS (gcsfs): the generation is read with the metadata, the bytes pinned to
+    it, and the upload carries ``ifGenerationMatch`` (``0``: must not exist)."""
+
+    conditions = ("ifGenerationMatch=0", "ifGenerationMatch")
+    stale_version = "1"
+
+    async def _get(self, path: str) -> Stored:
+        bucket, key, _ = self.fs.split_path(path)
+        while True:
+            try:
+                meta = await self.fs._call("GET", "b/{}/o/{}", bucket, key, json_out=True)
+            except FileNotFoundError:
+                return Stored(None, None)
+            generation = str(meta["generation"])
+            lineage = parse_lineage((meta.get("metadata") or {}).get(LINEAGE_KEY))
+            if int(meta.get("size", 0)) == 0:
+                return Stored(b"", generation, lineage)  # a ranged read of nothing is not satisfiable
+            headers = {"Range": f"bytes=0-{READ_LIMIT - 1}"}
+            try:
+                _, data = await self.fs._call(
+                    "GET", "b/{}/o/{}", bucket, key, alt="media", generation=generation, headers=headers
+                )
+            except FileNotFoundError:
+                continue  # replaced between the two requests: read the new generation
+            return Stored(bytes(data), generation, lineage)
+
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+        from gcsfs.core import quote  # noqa: PLC0415  (optional backend)
+
+        bucket, key, _ = self.fs.split_path(path)
+        url = f"{self.fs._location}/upload/storage/v1/b/{quote(bucket)}/o"
+        try:
+            await self.fs._call(
+                "POST",
+                url,
+                uploadType="multipart",  # a multipart upload, as gcsfs's own: every server checks
+                ifGenerationMatch=version if version is not None else "0",  # its preconditions
+                data=_multipart(key, data, lineage),
+                headers={"Content-Type": f'multipart/related; boundary="{_BOUNDARY}"'},
+                json_out=True,
+            )
+        except FileExistsError:  # gcsfs's spelling of 412 Precondition Failed
+            return False
+        return True
+
+    async def _delete(self, path: str, **conditions: str) -> None:
+        bucket, key, _ = self.fs.split_path(path)
+        await self.fs._call("DELETE", "b/{}/o/{}", bucket, key, **conditions)
+
+    def delete_if(self, path: str, version: str) -> bool:
+        try:
+            run_on_loop(self.fs, self._delete, path, ifGenerationMatch=version)
+        except (FileExistsError, FileNotFoundError):  # gcsfs's spellings of 412 and 404
+            return False
+        return True
+
+
+_BOUNDARY = "toolnexus-8b1c4e2f"
+
+
+def _multipart(key: str, data: bytes, lineage: str | None) -> bytes:
+    """The object's name and metadata (JSON) and its bytes in one ``multipart/related`` body."""
+    resource: dict[str, object] = {"name": key}
+    if lineage is not None:
+        resource["metadata"] = {LINEAGE_KEY: lineage}
+    metadata = json.dumps(resource)
+    head = (
+        f"--{_BOUNDARY}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{metadata}\r\n"
+        f"--{_BOUNDARY}\r\nContent-Type: application/octet-stream\r\n\r\n"
+    )
+    return head.encode() + data + f"\r\n--{_BOUNDARY}--\r\n".encode()
