@@ -1,10 +1,6 @@
-"""obstore's errors in the vocabulary every source and store already speaks: mapped here, once.
-
-obstore (Rust ``object_store``) raises its own exception classes and gives an HTTP status only in
-its messages; the sources (``sources/obstore*.py``) and the store (``stores/obstore.py``) of the
-obstore engine, and :func:`toolnexus.errors.read_error`, all go through these functions. They never
-import obstore: an error can only be obstore's once obstore was imported.
-"""
+"""obstore's errors in the vocabulary every source and store speaks, mapped once. obstore
+gives an HTTP status only in its messages; this module never imports obstore (an error can only
+be obstore's once it was imported)."""
 
 from __future__ import annotations
 
@@ -16,8 +12,7 @@ __all__ = ["is_conflict", "object_store_error", "object_store_status"]
 
 
 def _obstore_errors(*names: str) -> tuple[type[BaseException], ...]:
-    """obstore's exception classes by name; none if obstore was never imported (then no error
-    can be one of them), so this module never imports the optional package."""
+    """obstore's exception classes by name; none if obstore was never imported."""
     module = sys.modules.get("obstore.exceptions")
     return tuple(getattr(module, name) for name in names if hasattr(module, name)) if module else ()
 
@@ -35,13 +30,10 @@ def object_store_status(error: BaseException) -> int | None:
 
 
 def object_store_error(error: BaseException) -> BaseException:
-    """obstore's errors in the vocabulary every source and store already speaks — the one place
-    they are mapped: a missing object is a :class:`FileNotFoundError` (obstore ≥ 0.12 raises that
-    itself; earlier versions their own ``NotFoundError``), refused credentials or access a
-    :class:`PermissionError`, any other failure an :class:`OSError`; each with a short message
-    (the server's status, or obstore's first line: no debug dump, no XML body). Other errors are
-    returned as they are. Check :func:`is_empty_range_error` and :func:`is_conflict` first: they
-    are answers, not failures."""
+    """A missing object as :class:`FileNotFoundError`, refused access as :class:`PermissionError`,
+    any other obstore failure as :class:`OSError`, each with a short message (the server's status,
+    or obstore's first line); other errors as they are. A 416 or a conflict is an answer: check
+    those first."""
     if isinstance(error, _obstore_errors("NotFoundError")) or (
         isinstance(error, FileNotFoundError) and _STATUS.search(str(error))  # obstore ≥ 0.12's own
     ):
@@ -55,8 +47,7 @@ def object_store_error(error: BaseException) -> BaseException:
 
 
 def _mapped(cls: type[OSError], code: int | None, cause: BaseException) -> OSError:
-    """``cls`` with a short message: the server's answer (``HTTP 403 Forbidden``) where obstore
-    names one — the file and location are the caller's to say — else obstore's first line."""
+    """``cls`` with the server's answer (``HTTP 403 Forbidden``), else obstore's first line."""
     text = str(cause).split("\n", 1)[0]
     status = _STATUS.search(text)
     if status is not None:
@@ -69,9 +60,8 @@ def _mapped(cls: type[OSError], code: int | None, cause: BaseException) -> OSErr
 
 
 def is_conflict(error: BaseException) -> bool:
-    """obstore's answer to a conditional write or read whose condition failed: the object exists
-    (``mode="create"``) or is no longer the version named (an ETag or generation). S3 may also
-    answer a race between two conditional writes with 409 ``ConditionalRequestConflict``."""
+    """A condition failed: the object exists (``mode="create"``) or is no longer the version
+    named; S3 may answer a race of two conditional writes with 409."""
     if isinstance(error, _obstore_errors("AlreadyExistsError", "PreconditionError")):
         return True
     return object_store_status(error) in (409, 412)

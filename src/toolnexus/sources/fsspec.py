@@ -1,23 +1,15 @@
-"""Any fsspec filesystem: one batch of capped reads, issued concurrently on async backends.
-
-The read of a home is a single ``cat_ranges`` call asking each bootstrap path for bytes
-``[0, limit + 1)``: on S3 that is one ranged GET per name, all in flight together, with no LIST and
-no HEAD — one round trip. Only when *every* name is missing is the home itself looked up: one
-fresh ``isdir`` (on S3 a single LIST) tells an empty home; only if that fails is the path itself
-looked up (a HEAD), to find a zip bundle or report a missing home. Listing caches are invalidated
-before each lookup, so none is ever stale.
-
-A backend that reads, writes or revalidates its own way subclasses :class:`FsspecSource` and is
-registered for its protocols (``register_filesystem_source``): S3 reads zip bundles from their
-tail and revalidates with ``If-None-Match``; S3, Azure Blob and GCS name a compare-and-swap store
-(:attr:`FsspecSource.conditional_store`); ``memory://`` is written under a lock in this process.
+"""Any fsspec filesystem, and the reading plan of every object store: one ``cat_ranges`` batch
+of capped reads (on S3 one ranged GET per name, all in flight: one round trip, no LIST, no HEAD).
+Only when every name is missing is the home looked up: a fresh ``isdir`` (one LIST) tells an
+empty home, then ``info`` (a HEAD) a bundle or no home. A backend that reads, writes or
+revalidates its own way subclasses :class:`FsspecSource` and is registered for its protocols.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from toolnexus._aio import await_on_loop
 from toolnexus._fs import fsspec_files, is_empty_range_error
@@ -46,30 +38,28 @@ __all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource", "all_failed_alike"]
 READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "github", "git", "reference"})
 
 
-def _means_absent_or_empty(result: BaseException) -> bool:
-    """Per-name outcomes that are answers, not failures."""
-    return isinstance(result, FileNotFoundError | IsADirectoryError) or is_empty_range_error(result)
-
-
 def all_failed_alike(results: Sequence[Any]) -> Exception | None:
-    """Every read of a batch failing the same way (no credentials, a stalled endpoint, a denied
-    prefix) is about the home, not about whichever file happens to come first: that failure."""
-    failures = [r for r in results if isinstance(r, Exception) and not _means_absent_or_empty(r)]
+    """Every read of a batch failing the same way (no credentials, a denied prefix) is about the
+    home, not about whichever file comes first: that failure."""
+    answers = (FileNotFoundError, IsADirectoryError)
+    failures = [
+        r
+        for r in results
+        if isinstance(r, Exception) and not (isinstance(r, answers) or is_empty_range_error(r))
+    ]
     if len(failures) == len(results) > 1 and len({(type(f), str(f)) for f in failures}) == 1:
         return failures[0]
     return None
 
 
 def _answered(results: list[Any], limit: int, exact_sizes: bool) -> bool:
-    """Whether the batch alone answers the read, with no lookup (a blocking call, made in a
-    thread): something was found, and no exact size is wanted for a file over the cap."""
+    """Whether the batch answers the read without a (blocking) lookup."""
     found = [result for result in results if not isinstance(result, BaseException)]
     return bool(found) and not (exact_sizes and any(len(result) > limit for result in found))
 
 
 def _awaitable(fs: Any) -> bool:
-    """Whether ``fs``'s coroutines really are async. A wrapper such as ``DirFileSystem`` claims
-    ``async_impl`` whatever it wraps, and delegates the coroutines to a sync filesystem that has none."""
+    """Whether ``fs``'s coroutines are async (``DirFileSystem`` claims so whatever it wraps)."""
     while True:
         if not getattr(fs, "async_impl", False):
             return False
@@ -80,22 +70,17 @@ def _awaitable(fs: Any) -> bool:
 
 
 class FsspecSource(SourceBase):
-    """A persona home on any fsspec filesystem: ``FsspecSource(fsspec.filesystem("sftp"), "/aster")``.
+    """A persona home on any fsspec filesystem: ``FsspecSource(fsspec.filesystem("sftp"), "/aster")``;
+    ``path`` in the filesystem's own form. A file is opened as a bundle."""
 
-    ``path`` is in the filesystem's own form (no protocol). If it turns out to be a file, it is
-    opened as a bundle (the registry decides which kind). Freshness is the default: everything
-    is read again and compared by content.
-    """
-
-    #: The compare-and-swap store this backend's server can enforce (probed before the first
-    #: write), or ``None``: then the home is refused for writing unless ``single_writer=True``.
+    #: The compare-and-swap store the server can enforce (probed first); ``None``: writes are
+    #: refused unless ``single_writer=True``.
     conditional_store: ClassVar[Callable[..., CompareAndSwapStore] | None] = None
     #: No other process can reach this filesystem (``memory://``): a lock in this process suffices.
     process_local: ClassVar[bool] = False
     #: Said after the refusal to write without conditional writes: another way out, if any.
     refusal_hint: ClassVar[str] = ""
-    #: Whether a process forked from this one can still read through the filesystem (a client
-    #: whose runtime threads ``fork()`` does not copy, as obstore's, hangs there).
+    #: Whether a forked process can still read through it (obstore's runtime threads cannot).
     fork_safe: ClassVar[bool] = True
 
     def __init__(self, fs: Any, path: str) -> None:
@@ -115,8 +100,7 @@ class FsspecSource(SourceBase):
 
     @classmethod
     def concurrent_options(cls, storage_options: Mapping[str, Any], reads: int) -> dict[str, Any]:
-        """``storage_options`` for ``reads`` requests in flight at once (``audit`` sizes its
-        filesystem with this); options the caller set win. The default changes nothing."""
+        """``storage_options`` for ``reads`` requests in flight (``audit``); the caller's win."""
         return dict(storage_options)
 
     def children(self) -> Pages | None:
@@ -124,22 +108,18 @@ class FsspecSource(SourceBase):
         return fsspec_children(self.fs, self.path, self.location)
 
     def open_bundle(self, kind: ArchiveKind, folder: str | None = None, info: Any = None) -> SourceBase:
-        """This path as a bundle of ``kind``; ``info`` is a fresh ``fs.info`` of it, if just looked
-        up (its size spares a second HEAD). A backend may read some kinds its own way."""
+        """This path as a bundle of ``kind``; ``info``, a fresh ``fs.info``, spares a second HEAD."""
         return kind.open(ArchiveFile(self.path, self.location, self.fs, info), folder)
 
     def _bundle(self, info: dict[str, Any]) -> SourceBase:
-        """The home is a file: a bundle, opened with the size just looked up."""
         kind = detect_kind(ArchiveFile(self.path, self.location, self.fs, info))
         if kind is None:
             raise not_a_bundle(self.location)
         return self.open_bundle(kind, None, info)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
-        """How ``name`` is written here: this backend's compare-and-swap store, a lock in this
-        process (``memory://``, or ``single_writer=True``: the owner's word that one process
-        writes), or a refusal. Read-only filesystems (HTTP, archives, git, …) are refused,
-        naming the filesystem. The home is looked up once, fresh: it must be a folder."""
+        """The backend's compare-and-swap store, a lock in this process (``memory://``, or
+        ``single_writer=True``: the owner's word), or a refusal; the home must be a folder."""
         if _is_read_only(self.fs):
             raise read_only(self.location, f"on a read-only {type(self.fs).__name__}", "it has no write side")
         self._require_folder()
@@ -162,7 +142,6 @@ class FsspecSource(SourceBase):
             raise self.not_a_folder()
 
     def not_a_folder(self) -> OSError:
-        """The error for writing to a home that is a file (a read-only bundle, or no folder)."""
         return not_a_folder(ArchiveFile(self.path, self.location, self.fs))
 
     def _cat_arguments(self, names: Sequence[str], limit: int) -> tuple[list[str], list[int], list[int]]:
@@ -170,25 +149,21 @@ class FsspecSource(SourceBase):
 
     def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
         """Each name's first ``limit + 1`` bytes or its exception, in one concurrent batch."""
-        results: list[Any] = self.fs.cat_ranges(*self._cat_arguments(names, limit), on_error="return")
-        return results
+        return list(self.fs.cat_ranges(*self._cat_arguments(names, limit), on_error="return"))
 
     def _fetch_coroutine(self, names: Sequence[str], limit: int) -> Coroutine[Any, Any, list[Any]]:
-        """:meth:`_fetch` as the async filesystem's own coroutine."""
-        coroutine: Coroutine[Any, Any, list[Any]] = self.fs._cat_ranges(
-            *self._cat_arguments(names, limit), on_error="return"
+        return cast(
+            Coroutine[Any, Any, list[Any]],
+            self.fs._cat_ranges(*self._cat_arguments(names, limit), on_error="return"),
         )
-        return coroutine
 
     def _looks_like_bundle(self) -> bool:
-        """A name that says "bundle" (``.zip``, ``.tgz``, …) is looked up first, sparing the reads."""
         return kind_by_name(self.path) is not None
 
     def read_named_bundle(
         self, kind: ArchiveKind, names: Sequence[str], limit: int, exact_sizes: bool
     ) -> Reading | None:
-        """The home's name says ``kind``: look it up first (one HEAD); ``None`` if it is no file
-        (a folder named ``*.zip``, or nothing: the usual reads tell)."""
+        """The name says ``kind``: one HEAD first; ``None`` if no file is there."""
         info = self._fresh_info(self.path, None)
         if info.get("type") != "file":
             return None

@@ -1,28 +1,13 @@
-"""Exactly once: how a compare-and-swap store tells whether an edit whose answer was lost was applied.
+"""Exactly once: whether an edit whose answer was lost was applied.
 
-A write's outcome can be unknown: the connection is reset or times out after the body was sent,
-or a 5xx comes back although the server stored the object. The SDKs then retry the conditional
-write, and when the first attempt *was* applied the retry meets a conflict (412) — which, taken at
-its word, would re-apply the edit a second time. So after every conflict or failed write the store
-re-reads the object and asks :func:`applied` before doing anything else.
-
-Comparing bytes alone cannot answer that: two writers appending the same note to the same version
-write identical bytes, and an edit that was applied and then built upon by another writer is no
-longer the stored object. Every conditional write therefore carries a *lineage* in the object's
-metadata (``x-amz-meta-toolnexus-edits`` on S3, ``toolnexus_edits`` on Azure Blob,
-``toolnexus-edits`` on GCS): a fresh id for this edit, then the ids of the versions before it,
-newest first, at most :data:`LINEAGE_LENGTH`. Then, for the object read after the conflict:
-
-- our id in its lineage: the edit was applied (perhaps with other edits on top) — done;
-- the id of the version we wrote over in its lineage, but not ours: another writer replaced that
-  version first, our conditional write cannot have succeeded — plan again on the fresh bytes;
-- no lineage (written by another program, or a server that drops metadata): the bytes decide —
-  equal to the bytes we sent means applied (the best anyone can tell);
-- a lineage reaching back to neither (over :data:`LINEAGE_LENGTH` writes in between): unknown —
-  the edit is not repeated and the caller is told to look before trying again.
-
-A version written without a lineage is named by its version (``=`` + ETag or generation) in the
-lineages after it; an absent object by :data:`CREATED`. Deleting an object ends its lineage.
+A write's answer can be lost (a reset, a timeout, a 5xx after the object was stored); the SDK's
+retry then meets a conflict, which taken at its word would apply the edit twice, and comparing
+bytes cannot tell two identical appends apart. So every conditional write keeps a *lineage* in
+the object's metadata: this edit's id, then the ids of the versions before it (newest first, at
+most :data:`LINEAGE_LENGTH`; a version written without one is named ``=`` + its version, no
+object :data:`CREATED`). After a conflict, the object read again says: our id in its lineage,
+applied; the id of the version we wrote over but not ours, not applied; no lineage, the bytes
+decide; neither id, unknown (the edit is not repeated, and the caller is told to look).
 """
 
 from __future__ import annotations
@@ -43,8 +28,7 @@ __all__ = [
     "parse_lineage",
 ]
 
-#: Ids kept per object: about 600 bytes of metadata (S3 allows 2 KiB), and more writes than any
-#: contention test makes while one writer's answer is lost (a 60-second read timeout included).
+#: Ids kept per object: about 600 bytes of metadata (S3 allows 2 KiB).
 LINEAGE_LENGTH = 64
 
 #: The lineage's metadata name (on S3 ``x-amz-meta-toolnexus-edits``); Azure's names allow no ``-``.

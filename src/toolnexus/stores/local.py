@@ -110,49 +110,34 @@ class LocalStore:
 
     def remove(self) -> bool:
         """Delete the file (under the lock); False if it was not there."""
-        with self._locked() as root_fd:
-            folders = self._open_folders(root_fd, create=False)
+        with self._locked() as root_fd, self._opened(root_fd, create=False) as folders:
             if folders is None:
                 return False
             try:
-                parent = folders[-1] if folders else root_fd
-                try:
-                    os.unlink(self._leaf, dir_fd=parent)
-                except FileNotFoundError:
-                    return False
-                except OSError as error:
-                    raise storage_error(error, self.location, self.name, "delete") from error
-                self._prune(root_fd, folders)
-                return True
-            finally:
-                for fd in folders:
-                    os.close(fd)
+                os.unlink(self._leaf, dir_fd=folders[-1] if folders else root_fd)
+            except FileNotFoundError:
+                return False
+            except OSError as error:
+                raise storage_error(error, self.location, self.name, "delete") from error
+            self._prune(root_fd, folders)
+            return True
 
     def rename(self, name: str) -> Moved:
         """Move the file to ``name`` in the same home with one ``rename`` under the lock."""
         target = self.file(name)
-        with self._locked() as root_fd:
-            folders = self._open_folders(root_fd, create=False)
-            if folders is None:
+        with self._locked() as root_fd, self._opened(root_fd, create=False) as folders:
+            source = root_fd if not folders else folders[-1]
+            if folders is None or not _is_entry(self._leaf, source):
                 return "missing"
-            try:
-                source = folders[-1] if folders else root_fd
-                if not _is_entry(self._leaf, source):
-                    return "missing"
-                moved = target._rename_into(root_fd, self._leaf, source)
-                if moved == "renamed":
-                    self._prune(root_fd, folders)
-                return moved
-            finally:
-                for fd in folders:
-                    os.close(fd)
+            moved = target._rename_into(root_fd, self._leaf, source)
+            if moved == "renamed":
+                self._prune(root_fd, folders)
+            return moved
 
     def _rename_into(self, root_fd: int, leaf: str, source: int) -> Moved:
         """Rename ``leaf`` of folder ``source`` to this file, unless this file already exists."""
-        folders = self._open_folders(root_fd, create=True)
-        assert folders is not None  # made when missing
-        try:
-            parent = folders[-1] if folders else root_fd
+        with self._parent(root_fd, create=True) as parent:
+            assert parent is not None  # made when missing
             if _is_entry(self._leaf, parent):
                 return "exists"
             try:
@@ -163,29 +148,29 @@ class LocalStore:
                 with contextlib.suppress(OSError):
                     os.fsync(fd)  # make the rename itself durable
             return "renamed"
-        finally:
-            for fd in folders:
-                os.close(fd)
 
-    def _open_folders(self, root_fd: int, *, create: bool) -> list[int] | None:
+    @contextlib.contextmanager
+    def _opened(self, root_fd: int, *, create: bool) -> Iterator[list[int] | None]:
+        """The descriptors of the file's folders below the home (``None``: one is missing)."""
         try:
-            return open_folders(root_fd, self._folders, create=create)
+            folders = open_folders(root_fd, self._folders, create=create)
         except NotADirectoryError as error:
             raise BootstrapError(
                 f"{self.name} in {self.location}: {error.strerror}; memory_tool only uses real folders"
             ) from error
         except OSError as error:
             raise storage_error(error, self.location, self.name, "reach") from error
+        try:
+            yield folders
+        finally:
+            for fd in folders or ():
+                os.close(fd)
 
     @contextlib.contextmanager
     def _parent(self, root_fd: int, *, create: bool) -> Iterator[int | None]:
         """The descriptor of the file's folder (the home itself for a name without folders)."""
-        folders = self._open_folders(root_fd, create=create)
-        try:
+        with self._opened(root_fd, create=create) as folders:
             yield None if folders is None else (folders[-1] if folders else root_fd)
-        finally:
-            for fd in folders or ():
-                os.close(fd)
 
     def _prune(self, root_fd: int, folders: list[int]) -> None:
         """Remove the file's folders that are now empty, innermost first (never the home)."""

@@ -1,16 +1,7 @@
-"""A file through obstore's own client (the ``obstore`` engine): S3, GCS or Azure Blob.
-
-One GET gives the bytes with the ETag and version of that very object, and the lineage kept in
-its metadata (:mod:`.lineage`, under the names the built-in stores use, so both engines read each
-other's); the write is obstore's conditional put — ``mode="create"`` (S3 and Azure send
-``If-None-Match: *``, GCS ``ifGenerationMatch=0``) or ``mode={"e_tag": …, "version": …}``
-(``If-Match``, or GCS's generation) — which the server refuses when another writer got there
-first (obstore raises ``AlreadyExistsError`` / ``PreconditionError``: a conflict, re-read and
-re-applied exactly once). As for every store, the probe must first have seen the server refuse a
-stale write.
-
-This module also describes a store object for the layers above (its bucket, URL and an identity
-of its configuration), so that the engine's source and its store agree.
+"""A file through obstore's own client (the ``obstore`` engine): one GET gives the bytes, the
+ETag and version, and the lineage; the write is obstore's conditional put (``mode="create"`` or
+``mode={"e_tag": …, "version": …}``), whose refusal is a conflict. Also how a store object is
+described to the layers above (its bucket, URL and identity), so the source and store agree.
 """
 
 from __future__ import annotations
@@ -58,8 +49,8 @@ def store_url(store: Any, key: str = "") -> str:
 
 
 def store_token(store: Any) -> str:
-    """What tells two store objects' servers apart (like fsspec's ``_fs_token``): a digest of
-    their class, configuration and client options; the object itself when it has none."""
+    """What tells two stores' servers apart (as fsspec's ``_fs_token``): a digest of their
+    class, configuration and client options."""
     config = getattr(store, "config", None)
     if config is None:
         return f"{type(store).__name__}:{id(store)}"
@@ -150,8 +141,8 @@ class ObstoreStore(CompareAndSwapStore):
 
 
 class SingleWriterObstoreStore(ObstoreStore):
-    """``single_writer=True``: no probe, and a rename's delete checks the version and then
-    deletes (obstore has no conditional delete; with one writer nothing comes between)."""
+    """``single_writer=True``: a rename's delete checks the version, then deletes (obstore has
+    no conditional delete; with one writer nothing comes between)."""
 
     def delete_if(self, path: str, version: str) -> bool:
         if self.get(path).version != version:

@@ -1,24 +1,12 @@
 """Before a store trusts its server's conditional writes, check once that the server enforces them.
 
-Some servers accept the condition headers and ignore them (s3rver for S3's ``If-Match``,
-gcp-storage-emulator for GCS's ``ifGenerationMatch``): a compare-and-swap that trusted them would
-answer "ok" to edits that another writer then silently overwrites. The probe works only on an
-object of its own — a new, uniquely named ``.toolnexus-probe-<random>`` in the home — so it can
-never touch anyone's data:
-
-1. create it with the must-not-exist condition (must succeed);
-2. create it again with the same condition (must be refused);
-3. write it against a version it cannot have (must be refused);
-4. delete it, whatever happened.
-
-The verdict is kept per server (filesystem options) and bucket for the life of the process; a
-failure to *run* the probe (network, permissions) is raised and not remembered.
-
-A rename on an object store (a topic file's) is a copy and then a delete conditional on the
-version copied; before the first rename per bucket and process, :func:`require_conditional_delete`
-checks the same way that the server refuses a delete at a stale version (fake-gcs-server does
-not). Where it does not, renames are refused: an edit made between the copy and the delete
-could be lost.
+Some servers accept the condition headers and ignore them (s3rver's ``If-Match``,
+gcp-storage-emulator's ``ifGenerationMatch``). The probe works on a fresh object of its own
+(``.toolnexus-probe-<random>``, so it never touches anyone's data): create it must-not-exist
+(must succeed), again (must be refused), write it at a version it cannot have (must be refused),
+delete it. Renames (a copy, then a delete at the version copied) are checked the same way
+(:func:`require_conditional_delete`: fake-gcs-server ignores that condition). Verdicts are kept
+per server and bucket for the process; a failure to *run* a probe is raised, not kept.
 """
 
 from __future__ import annotations
@@ -38,8 +26,7 @@ __all__ = ["forget_verdicts", "require_conditional_delete", "require_enforced"]
 
 _log = logging.getLogger(__name__)
 
-#: Verdicts per ``store.server_key()`` (client class, options token, bucket): ``None``
-#: enforced, else the reason.
+#: Verdicts per ``store.server_key()``: ``None`` enforced, else the reason.
 _verdicts: dict[tuple[str, str, str], str | None] = {}
 _verdicts_guard = threading.Lock()
 _probe_locks: dict[tuple[str, ...], threading.Lock] = {}
@@ -59,7 +46,6 @@ def _verdict(
     verdicts: dict[tuple[str, str, str], str | None],
     probe: Callable[[CompareAndSwapStore], str | None],
 ) -> str | None:
-    """The remembered verdict for the store's server and bucket, probing once if there is none."""
     key = store.server_key()
     with _verdicts_guard:
         lock = _probe_locks.setdefault((*key, probe.__name__), threading.Lock())
@@ -70,14 +56,14 @@ def _verdict(
 
 
 def require_enforced(store: CompareAndSwapStore) -> None:
-    """Return if the store's server enforces its conditions; raise :class:`BootstrapError` if not."""
+    """Raise :class:`BootstrapError` unless the store's server enforces its conditions."""
     reason = _verdict(store, _verdicts, _probe)
     if reason is not None:
         raise refusal(store, reason)
 
 
 def require_conditional_delete(store: CompareAndSwapStore) -> None:
-    """Return if the store's server refuses a delete at a stale version; raise if it does not."""
+    """Raise unless the store's server refuses a delete at a stale version."""
     reason = _verdict(store, _delete_verdicts, _probe_delete)
     if reason is not None:
         raise _unsupported(
@@ -89,7 +75,7 @@ def require_conditional_delete(store: CompareAndSwapStore) -> None:
 
 
 def _probe_delete(store: CompareAndSwapStore) -> str | None:
-    """Create a probe object, delete it at a version it cannot have, and see whether it survived."""
+    """Create a probe object, delete it at a version it cannot have: did it survive?"""
     probe = store.home.path_of(f".toolnexus-probe-{secrets.token_hex(8)}")
     try:
         _create(store, probe, b"toolnexus conditional-delete probe\n")
@@ -122,9 +108,8 @@ def _unsupported(message: str) -> BootstrapError:
 
 
 def _create(store: CompareAndSwapStore, probe: str, data: bytes) -> None:
-    """Create the probe object. Its name is fresh, so the same bytes already there are this very
-    create, landed on an attempt whose answer was lost (the SDK retried, and the retry met
-    ``If-None-Match``); anything else there is an error."""
+    """Create the probe object; its name is fresh, so its own bytes already there are this very
+    create, whose answer was lost (the SDK's retry met ``If-None-Match``)."""
     if store.put(probe, data, None):
         return
     got = store.get(probe)
@@ -133,7 +118,7 @@ def _create(store: CompareAndSwapStore, probe: str, data: bytes) -> None:
 
 
 def _probe(store: CompareAndSwapStore) -> str | None:
-    """Run the four steps of the module docstring; the reason the server failed, or None."""
+    """The module's four steps: the reason the server failed, or None."""
     probe = store.home.path_of(f".toolnexus-probe-{secrets.token_hex(8)}")
     must_not_exist, must_match = store.conditions
     try:
