@@ -199,26 +199,27 @@ class FsspecSource(SourceBase):
 
     def _finish(self, names: Sequence[str], results: list[Any], limit: int, exact_sizes: bool) -> Reading:
         self._raise_if_all_failed_alike(results)
+        entries = self._entries(names, results, limit, exact_sizes, folders=True)
+        return Reading(self.location, entries) if entries else self._nothing_found(names, limit, exact_sizes)
+
+    def _entries(
+        self, names: Sequence[str], results: list[Any], limit: int, exact_sizes: bool, *, folders: bool
+    ) -> dict[str, Entry]:
+        """The batch's answers: a missing name left out, a folder an entry if ``folders``."""
         entries: dict[str, Entry] = {}
         for name, result in zip(names, results, strict=True):
-            if isinstance(result, FileNotFoundError):
+            if isinstance(result, FileNotFoundError | IsADirectoryError):
+                if folders and isinstance(result, IsADirectoryError):
+                    entries[name] = Entry(None, why="folder")
                 continue
-            if isinstance(result, IsADirectoryError):
-                entries[name] = Entry(None, why="folder")
-                continue
-            if is_empty_range_error(result):
-                data = b""
-            elif isinstance(result, BaseException):
+            if isinstance(result, BaseException) and not is_empty_range_error(result):
                 raise read_error(result, self.location, name) from result
-            else:
-                data = bytes(result)
+            data = b"" if isinstance(result, BaseException) else bytes(result)
             size = len(data) if len(data) <= limit else None
             if size is None and exact_sizes:
                 size = self._fresh_info(self.path_of(name), name)["size"]
             entries[name] = Entry(data, size)
-        if entries:
-            return Reading(self.location, entries)
-        return self._nothing_found(names, limit, exact_sizes)
+        return entries
 
     def read_folder(self, folder: str, limit: int) -> Reading:
         """One fresh listing of the folder, then one batch of capped reads (a bundle reads its own)."""
@@ -230,15 +231,7 @@ class FsspecSource(SourceBase):
             results = self._fetch(names, limit) if names else []
         except Exception as error:
             raise read_error(error, self.location, folder) from error
-        entries: dict[str, Entry] = {}
-        for name, result in zip(names, results, strict=True):
-            if isinstance(result, FileNotFoundError | IsADirectoryError):
-                continue  # removed since the listing
-            if isinstance(result, BaseException) and not is_empty_range_error(result):
-                raise read_error(result, self.location, name) from result
-            data = b"" if isinstance(result, BaseException) else bytes(result)
-            entries[name] = Entry(data, len(data) if len(data) <= limit else None)
-        return Reading(self.location, entries)
+        return Reading(self.location, self._entries(names, results, limit, False, folders=False))
 
     def _raise_if_all_failed_alike(self, results: list[Any]) -> None:
         failure = all_failed_alike(results)

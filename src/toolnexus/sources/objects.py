@@ -44,9 +44,7 @@ __all__ = [
     "ObjectChangedError",
     "ObjectClient",
     "ObjectHome",
-    "TailArchive",
     "TailZipBundle",
-    "open_tail_archive",
 ]
 
 T = TypeVar("T")
@@ -119,7 +117,6 @@ class TailArchive(io.RawIOBase):
         self.size = first.size
         self._pieces: dict[int, bytes] = {first.size - len(first.body): first.body}
         self._position = 0
-        self.requests = 0  #: requests after the tail: misses and prefetches
 
     def readable(self) -> bool:
         return True
@@ -156,10 +153,6 @@ class TailArchive(io.RawIOBase):
         buffer[: len(data)] = data
         return len(data)
 
-    def covered(self, start: int, end: int) -> bool:
-        piece = self._piece_at(start)
-        return piece is not None and piece[0] + len(piece[1]) >= end
-
     def _piece_at(self, offset: int) -> tuple[int, bytes] | None:
         for start, data in self._pieces.items():
             if start <= offset < start + len(data):
@@ -170,7 +163,6 @@ class TailArchive(io.RawIOBase):
         bodies = self.remote.run(self._fetch_all, spans)
         for (start, _), body in zip(spans, bodies, strict=True):
             self._pieces[start] = body
-        self.requests += len(spans)
 
     async def _fetch_all(self, spans: Sequence[tuple[int, int]]) -> list[bytes]:
         pieces = (self.remote.piece(start, end, if_match=self.etag) for start, end in spans)
@@ -190,7 +182,8 @@ class TailArchive(io.RawIOBase):
             want = 30 + len(member.filename.encode()) + len(member.extra) + data + MEMBER_SLACK
             following = next((s for s in starts if s > member.header_offset), self.size)
             end = min(member.header_offset + want, following)
-            if not self.covered(member.header_offset, end):
+            piece = self._piece_at(member.header_offset)
+            if piece is None or piece[0] + len(piece[1]) < end:  # not fetched with the tail
                 spans.append((member.header_offset, end))
         if spans:
             self._fetch(_merge(spans))

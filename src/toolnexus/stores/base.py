@@ -78,16 +78,9 @@ class MemoryStore(Protocol):
     def update(self, plan: Plan) -> Change: ...
 
 
-class FolderStore(Protocol):
+class FolderStore(MemoryStore, Protocol):
     """A :class:`MemoryStore` that also reaches the other files of its home (topic files);
     every built-in store is one. ``name`` may hold folders; a write makes missing ones."""
-
-    location: str
-    name: str
-
-    def read(self) -> bytes | None: ...
-
-    def update(self, plan: Callable[[bytes | None], Any]) -> Any: ...
 
     def file(self, name: str) -> FolderStore:
         """The store of another file of the same home, with the same guarantees."""
