@@ -32,13 +32,13 @@ from toolnexus.stores import (
     require_enforced,
 )
 
-__all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource", "all_failed_alike"]
+__all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource"]
 
 #: fsspec protocols that cannot write; archive filesystems (zip, tar, …) are recognised by class too.
 READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "github", "git", "reference"})
 
 
-def all_failed_alike(results: Sequence[Any]) -> Exception | None:
+def _all_failed_alike(results: Sequence[Any]) -> Exception | None:
     """Every read of a batch failing the same way (no credentials, a denied prefix) is about the
     home, not about whichever file comes first: that failure."""
     answers = (FileNotFoundError, IsADirectoryError)
@@ -198,7 +198,9 @@ class FsspecSource(SourceBase):
         return await asyncio.to_thread(self._finish, names, results, limit, exact_sizes)
 
     def _finish(self, names: Sequence[str], results: list[Any], limit: int, exact_sizes: bool) -> Reading:
-        self._raise_if_all_failed_alike(results)
+        failure = _all_failed_alike(results)
+        if failure is not None:
+            raise read_error(failure, self.location, None) from failure
         entries = self._entries(names, results, limit, exact_sizes, folders=True)
         return Reading(self.location, entries) if entries else self._nothing_found(names, limit, exact_sizes)
 
@@ -232,11 +234,6 @@ class FsspecSource(SourceBase):
         except Exception as error:
             raise read_error(error, self.location, folder) from error
         return Reading(self.location, self._entries(names, results, limit, False, folders=False))
-
-    def _raise_if_all_failed_alike(self, results: list[Any]) -> None:
-        failure = all_failed_alike(results)
-        if failure is not None:
-            raise read_error(failure, self.location, None) from failure
 
     def _nothing_found(self, names: Sequence[str], limit: int, exact_sizes: bool) -> Reading:
         """No name was there: an empty home (one listing), a bundle, or no home at all."""

@@ -332,7 +332,6 @@ class ObstoreSource(ObjectHome):
     ``prefix`` is relative to the store's own prefix (``""``: its root)."""
 
     conditional_store = ObstoreStore
-    fork_safe = False
 
     def __init__(self, store: Any, prefix: str = "") -> None:
         super().__init__(StoreFiles(store), prefix.strip("/"))
