@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator, Mapping
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.profiles import select_names
 from toolnexus.fleet.executors import in_process, on_executor, refuse_fork
-from toolnexus.fleet.listing import list_prefix
+from toolnexus.fleet.listing import Target, list_prefix, prefix_path
 from toolnexus.fleet.results import PersonaAudit
-from toolnexus.sources import DEFAULT_ENGINE
+from toolnexus.sources import DEFAULT_ENGINE, resolve
 
 __all__ = ["audit"]
 
@@ -61,7 +60,7 @@ def audit(
     an :class:`~toolnexus.sources.ObstoreSource` is listed and read through obstore whatever
     ``engine`` says. An unknown engine is a :class:`ValueError` naming the choices.
     """
-    budget, _ = checked_budget(budget), select_names(profile=profile)  # bad ones fail here, named
+    names, budget = select_names(profile=profile), checked_budget(budget)  # bad ones fail here, named
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a whole number of personas ≥ 1, got {concurrency!r}")
     run = (
@@ -69,13 +68,10 @@ def audit(
         if executor is None
         else on_executor(executor, concurrency)
     )
-    listing = list_prefix(
-        prefix,
-        storage_options=storage_options,
-        fs=fs,
-        follow_external_symlinks=follow_external_symlinks,
-        reads=_READS_PER_PERSONA * concurrency,
-        engine=engine,
-    )
+    fs, path = prefix_path(prefix, fs)
+    follow, reads = follow_external_symlinks, _READS_PER_PERSONA * concurrency
+    options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
+    source = resolve(path, **options, engine=engine, reads=reads)
+    listing = list_prefix(source, path, Target(fs, follow, budget, names, profile))
     refuse_fork(executor, listing.target)
-    return run(replace(listing, target=replace(listing.target, budget=budget, profile=profile)))
+    return run(listing)

@@ -37,8 +37,7 @@ def failed(target: Target, path: str, error: Exception) -> PersonaAudit:
 def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
     """Audit one persona in this thread (names and budget were checked once, by ``audit``)."""
     try:
-        call = target.call
-        report = inspect_source(call.source(candidate[0]), budget=call.budget, names=call.names)
+        report = inspect_source(target.source(candidate[0]), budget=target.budget, names=target.names)
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(target, candidate, report)
@@ -47,8 +46,8 @@ def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
 async def check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
     """Audit one persona on the running event loop (remote reads are awaited, not threaded)."""
     try:
-        call = target.call
-        report = await inspect_source_async(call.source(candidate[0]), budget=call.budget, names=call.names)
+        source = target.source(candidate[0])
+        report = await inspect_source_async(source, budget=target.budget, names=target.names)
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(target, candidate, report)

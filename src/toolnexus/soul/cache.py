@@ -23,15 +23,9 @@ from typing import Any
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.fitting import fitted_soul
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
-from toolnexus.soul.arguments import Call
+from toolnexus.soul.arguments import narrowing
 from toolnexus.soul.snapshot import LIMIT, Snapshot, advance
-from toolnexus.sources import (
-    DEFAULT_ENGINE,
-    BootstrapSource,
-    cache_key,
-    changed_since,
-    changed_since_async,
-)
+from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 
 __all__ = ["CacheStats", "SoulCache"]
 
@@ -82,7 +76,7 @@ class _Held:
 class _Pending:
     """A call that has to ask the store: the source, its cache key, and what the cache held."""
 
-    source: BootstrapSource
+    source: SourceBase
     key: Hashable
     held: _Held | None
     names: tuple[str, ...]
@@ -127,7 +121,7 @@ class SoulCache:
         self._clock = clock
         self._held: OrderedDict[Hashable, _Held] = OrderedDict()
         #: Locations already resolved (sources hold no state that can go stale: each call reads).
-        self._sources: dict[Hashable, tuple[BootstrapSource, Hashable]] = {}
+        self._sources: dict[Hashable, tuple[SourceBase, Hashable]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -153,12 +147,13 @@ class SoulCache:
     ) -> tuple[str, list[str]]:
         """:func:`compose_soul`, revalidating what this cache holds for ``dir`` (per profile and
         budget: each combination is its own entry; files outside a profile are never read)."""
-        where = (storage_options, fs, follow_external_symlinks, engine)
-        call = self._begin(dir, Call.checked(where, (budget, files, profile)))
+        names, budget = narrowing(budget, files, profile)
+        source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
+        call = self._begin(source, key, names, budget)
         if not isinstance(call, _Pending):
             return call
         try:
-            snapshot = advance(call.old, changed_since(call.source, call.old, call.names, LIMIT))
+            snapshot = advance(call.old, call.source.changed_since(call.old, call.names, LIMIT))
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
@@ -175,23 +170,22 @@ class SoulCache:
         profile: str | None = None,
         engine: str = DEFAULT_ENGINE,
     ) -> tuple[str, list[str]]:
-        """:meth:`compose_soul` for event loops: each source decides how it waits (S3 on s3fs's
-        own loop, the obstore engine on the caller's, the others in a worker thread)."""
-        where = (storage_options, fs, follow_external_symlinks, engine)
-        call = self._begin(dir, Call.checked(where, (budget, files, profile)))
+        """:meth:`compose_soul` for event loops: each source decides how it waits."""
+        names, budget = narrowing(budget, files, profile)
+        source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
+        call = self._begin(source, key, names, budget)
         if not isinstance(call, _Pending):
             return call
         try:
-            answer = await changed_since_async(call.source, call.old, call.names, LIMIT)
-            snapshot = advance(call.old, answer)
+            snapshot = advance(call.old, await call.source.changed_since_async(call.old, call.names, LIMIT))
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
 
-    def _begin(self, dir: Any, call: Call) -> tuple[str, list[str]] | _Pending:
+    def _begin(
+        self, source: SourceBase, key: Hashable, names: tuple[str, ...], budget: Budget | None
+    ) -> tuple[str, list[str]] | _Pending:
         """The soul itself when ``max_age`` lets it be served without a request, else what to ask."""
-        names, budget = call.names, call.budget
-        source, key = self._resolve(dir, call)
         if budget is not None or names != BOOTSTRAP_ORDER:  # each narrowing is an entry of its own
             key = (key, names, budget)
         held = self._before(key)
@@ -199,18 +193,21 @@ class SoulCache:
             return held.serve()
         return _Pending(source, key, held, names, budget)
 
-    def _resolve(self, dir: Any, call: Call) -> tuple[BootstrapSource, Hashable]:
+    def _resolve(
+        self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool, engine: str
+    ) -> tuple[SourceBase, Hashable]:
         """The source and its cache key; an absolute path or URL given alone is resolved once."""
         memo: Hashable | None = None
-        if call.storage_options is None and call.fs is None and isinstance(dir, str | PurePath):
+        if storage_options is None and fs is None and isinstance(dir, str | PurePath):
             text = os.fspath(dir)
             if text.startswith("/") or "://" in text:  # a relative path follows the working folder
-                memo = (text, call.follow_external_symlinks, call.engine)
+                memo = (text, follow, engine)
                 known = self._sources.get(memo)
                 if known is not None:
                     return known
-        source = call.source(dir)
-        resolved = (source, cache_key(source))
+        options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
+        source = resolve(dir, **options, engine=engine)
+        resolved = (source, source.cache_key)
         if memo is not None:
             if len(self._sources) >= 2 * self.max_personas:
                 self._sources.clear()

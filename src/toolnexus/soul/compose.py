@@ -1,8 +1,7 @@
-"""The public entry points: resolve the location, read once, compose — one shared path.
+"""The public entry points: resolve the location once, read once, compose.
 
-``compose_soul``, ``compose_soul_async`` and ``inspect_soul`` differ only in how they wait for
-I/O and how much they return; the rules themselves live once in :mod:`soul` (``compose`` for the
-soul alone, ``compose_report`` when the caller wants per-file diagnostics).
+``compose_soul``, ``compose_soul_async`` and ``inspect_soul`` differ only in how they wait and how
+much they return; the ``*_source`` functions are the same on a resolved source (agents, audit).
 """
 
 from __future__ import annotations
@@ -20,16 +19,8 @@ from toolnexus.composer.rules import (
     compose_report,
     compose_sections,
 )
-from toolnexus.soul.arguments import Call
-from toolnexus.sources import (
-    DEFAULT_ENGINE,
-    BootstrapSource,
-    Entry,
-    Reading,
-    read_entries,
-    read_entries_async,
-    read_prefixes,
-)
+from toolnexus.soul.arguments import narrowing
+from toolnexus.sources import DEFAULT_ENGINE, Entry, Reading, SourceBase, resolve
 
 if TYPE_CHECKING:
     from toolnexus.soul.cache import SoulCache
@@ -45,7 +36,6 @@ __all__ = [
 
 
 def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], dict[str, str | None]]:
-    """One pass over the entries: present files' prefixes, known sizes, skipped names (and why)."""
     prefixes: dict[str, bytes] = {}
     sizes: dict[str, int] = {}
     skipped: dict[str, str | None] = {}
@@ -98,8 +88,7 @@ def _report(
 def _inspected(
     location: str, read: Mapping[str, bytes] | Reading, names: tuple[str, ...], budget: Budget | None
 ) -> SoulReport:
-    """The report of a read: plain prefixes (each a whole file within the cap) go straight to
-    the composer, without the entries a :class:`Reading` carries (a tenth of a local report)."""
+    """Plain prefixes (whole files within the cap) go straight to the composer."""
     if isinstance(read, Reading):
         return _report(read, names, budget)
     return compose_report(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, names=names, budget=budget)
@@ -137,14 +126,18 @@ def compose_soul(
     instead of fsspec's (same requests, less CPU; the extra ``obstore``); local paths and source
     objects are read the same whatever the engine.
     """
-    call = Call.checked((storage_options, fs, follow_external_symlinks, engine), (budget, files, profile))
-    if cache is not None:
-        return cache.compose_soul(dir, **call.cached())
-    source = call.source(dir)
-    read = read_prefixes(source, call.names, MAX_BOOTSTRAP_FILE_BYTES)
+    follow = follow_external_symlinks
+    if cache is not None:  # one way to cache: the cache's own method
+        options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
+        return cache.compose_soul(dir, **options, budget=budget, files=files, profile=profile, engine=engine)
+    names, budget = narrowing(budget, files, profile)
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
+    )
+    read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES)
     if not isinstance(read, Reading):  # the hot path (local): plain bytes when nothing needs more
-        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=call.budget)
-    return _soul(read, call.budget)
+        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=budget)
+    return _soul(read, budget)
 
 
 async def compose_soul_async(
@@ -165,26 +158,30 @@ async def compose_soul_async(
     Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
     pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}`` (fsspec's engine).
     """
-    call = Call.checked((storage_options, fs, follow_external_symlinks, engine), (budget, files, profile))
+    follow = follow_external_symlinks
     if cache is not None:
-        return await cache.compose_soul_async(dir, **call.cached())
-    reading = await read_entries_async(call.source(dir), call.names, MAX_BOOTSTRAP_FILE_BYTES)
-    return _soul(reading, call.budget)
+        options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
+        return await cache.compose_soul_async(
+            dir, **options, budget=budget, files=files, profile=profile, engine=engine
+        )
+    names, budget = narrowing(budget, files, profile)
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
+    )
+    return _soul(await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES), budget)
 
 
 def _read_each(
-    source: BootstrapSource, names: tuple[str, ...], failure: OSError
+    source: SourceBase, names: tuple[str, ...], failure: OSError
 ) -> tuple[Reading, dict[str, str]]:
-    """After a failed batch read: every name on its own, so one bad file cannot hide the rest.
-
-    A failure of every name is the home's, not a file's (missing, unreachable): ``failure`` again.
-    """
+    """After a failed batch read, every name on its own, so one bad file cannot hide the rest;
+    when every name fails, the failure is the home's: ``failure`` again."""
     entries: dict[str, Entry] = {}
     errors: dict[str, str] = {}
     location = source.location
     for name in names:
         try:
-            reading = read_entries(source, (name,), MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+            reading = source.read_entries((name,), MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
         except OSError as error:
             errors[name] = str(error)
             continue
@@ -221,10 +218,13 @@ def inspect_soul(
     raising, and the soul is what the *other* files give — one ``compose_soul`` would refuse to
     return. A home that cannot be read at all still raises.
     """
-    call = Call.checked((storage_options, fs, follow_external_symlinks, engine), (budget, files, profile))
-    names, budget, source = call.names, call.budget, call.source(dir)
+    names, budget = narrowing(budget, files, profile)
+    follow = follow_external_symlinks
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
+    )
     try:
-        read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+        read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     except OSError as failure:
         if on_error != "report":
             raise
@@ -234,36 +234,30 @@ def inspect_soul(
 
 
 def inspect_source(
-    source: BootstrapSource, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
+    source: SourceBase, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
 ) -> SoulReport:
-    """:func:`inspect_soul` on a resolved source (``names`` already selected, ``budget`` already
-    checked): what ``audit`` runs for each local persona, once per persona with nothing to re-check."""
-    read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+    """:func:`inspect_soul` on a resolved source, names and budget checked (``audit``, locally)."""
+    read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     return _inspected(source.location, read, names, budget)
 
 
 async def compose_soul_parts_async(
-    source: BootstrapSource,
+    source: SourceBase,
     *,
     persona: str | None = None,
     budget: Budget | None = None,
     names: tuple[str, ...] = BOOTSTRAP_ORDER,
 ) -> tuple[Soul, list[str]]:
-    """:func:`compose_soul_async` on a resolved source (``names`` already selected, ``budget``
-    already checked), the soul as a :class:`Soul` that knows its stable and volatile parts: what
-    an agent's session runs on (its model places cache breakpoints between them). The split is
-    made over the sections as composed — budget applied — so the text is exactly
-    ``compose_soul_async``'s."""
-    reading = await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES)
+    """:func:`compose_soul_async` on a resolved source, as a :class:`Soul` that knows its stable
+    and volatile parts (an agent's session); split after the budget, so the text is the same."""
+    reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES)
     sections, found = _sections(reading, budget)
     return Soul.from_sections(zip(found, sections, strict=True), persona=persona), found
 
 
 async def inspect_source_async(
-    source: BootstrapSource, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
+    source: SourceBase, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
 ) -> SoulReport:
-    """:func:`inspect_soul` for event loops, on a resolved source (``names`` already selected,
-    ``budget`` already checked): what ``audit`` runs for each remote persona, the reads awaited
-    on the filesystem's own loop."""
-    reading = await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+    """:func:`inspect_source` for event loops (``audit``, remote personas)."""
+    reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     return _report(reading, names, budget)

@@ -10,7 +10,8 @@ before each lookup, so none is ever stale.
 A backend that reads, writes or revalidates its own way subclasses :class:`FsspecSource` and is
 registered for its protocols (``register_filesystem_source``): S3 reads zip bundles from their
 tail and revalidates with ``If-None-Match``; S3, Azure Blob and GCS name a compare-and-swap store
-(:attr:`FsspecSource.conditional_store`); ``memory://`` is written under a lock in this process.
+(:attr:`FsspecSource.conditional_store`, a registry row's value for Azure and GCS); ``memory://``
+is written under a lock in this process.
 """
 
 from __future__ import annotations
@@ -89,16 +90,28 @@ class FsspecSource(SourceBase):
 
     #: The compare-and-swap store this backend's server can enforce (probed before the first
     #: write), or ``None``: then the home is refused for writing unless ``single_writer=True``.
-    conditional_store: ClassVar[Callable[..., CompareAndSwapStore] | None] = None
+    #: A class attribute, or a registry row's value (``conditional_store=`` for Azure and GCS).
+    conditional_store: Callable[..., CompareAndSwapStore] | None = None
     #: No other process can reach this filesystem (``memory://``): a lock in this process suffices.
-    process_local: ClassVar[bool] = False
+    process_local: bool = False
     #: Said after the refusal to write without conditional writes: another way out, if any.
     refusal_hint: ClassVar[str] = ""
     #: Whether a process forked from this one can still read through the filesystem (a client
     #: whose runtime threads ``fork()`` does not copy, as obstore's, hangs there).
     fork_safe: ClassVar[bool] = True
 
-    def __init__(self, fs: Any, path: str) -> None:
+    def __init__(
+        self,
+        fs: Any,
+        path: str,
+        *,
+        conditional_store: Callable[..., CompareAndSwapStore] | None = None,
+        process_local: bool = False,
+    ) -> None:
+        if conditional_store is not None:
+            self.conditional_store = conditional_store
+        if process_local:
+            self.process_local = True
         self.fs = fs
         self.path = path
         self.location = str(fs.unstrip_protocol(path))
