@@ -1,11 +1,7 @@
 """SoulCache: repeat compositions for long-running gateways, without giving up freshness.
 
-Every call revalidates: the cache only skips work that provably did not change, so a changed,
-added or removed file is seen on the very next call, exactly as without a cache. What counts as
-proof is each source's own answer (:meth:`~toolnexus.sources.SourceBase.changed_since`: a
-local stat, an S3 ETag, a bundle's stat or ETag, else a content hash); the cache holds no
-per-backend code. Two relaxations exist and are **off** by default: ``max_age`` and
-``stale_if_error``.
+Every call revalidates: only what provably did not change is skipped, the proof being each
+source's own answer (:meth:`~toolnexus.sources.SourceBase.changed_since`); no per-backend code.
 """
 
 from __future__ import annotations
@@ -31,8 +27,7 @@ __all__ = ["CacheStats", "SoulCache"]
 
 logger = logging.getLogger("toolnexus.agents")
 
-#: Default bound: personas kept. A persona holds its decoded sections (about its files' size
-#: in characters): ~20 KiB for a typical persona, at most 7 times 2 MiB for one at the cap.
+#: Personas kept by default: each holds its decoded sections (~20 KiB typically, at most 7 times 2 MiB).
 DEFAULT_MAX_PERSONAS = 256
 
 
@@ -90,18 +85,12 @@ class _Pending:
 class SoulCache:
     """An opt-in cache for :func:`compose_soul` that revalidates on every call.
 
-    ``cache = SoulCache()`` then ``cache.compose_soul(home)`` (or ``compose_soul(home,
-    cache=cache)``) returns exactly what :func:`compose_soul` would, but an unchanged local file
-    is not read or decoded again and an unchanged S3 file costs a bodiless 304.
-
-    * ``max_personas`` bounds memory: least recently used personas are dropped beyond it.
-    * ``max_age`` (seconds, default ``None`` = off): serve a soul confirmed less than this long
-      ago **without any request** — edits then take up to ``max_age`` to show.
-    * ``stale_if_error`` (seconds, default ``None`` = off): when the store fails (an ``OSError``
-      other than "no such home/file"), serve the last good soul if it was confirmed at most this
-      long ago, and log a warning naming the error. A persona that is gone is never served.
-
-    Safe to share between threads and event loops; the lock is never held during I/O.
+    ``cache.compose_soul(home)`` (or ``compose_soul(home, cache=cache)``) returns what
+    :func:`compose_soul` would; an unchanged local file is not read again, an unchanged S3 file
+    costs a bodiless 304. ``max_personas`` bounds memory (least recently used dropped);
+    ``max_age`` (seconds, off by default) serves a soul confirmed that recently without any
+    request; ``stale_if_error`` (seconds, off) serves the last good soul, with a warning, when the
+    store fails (never one that is gone). Safe across threads and loops; no lock held during I/O.
     """
 
     def __init__(
@@ -120,7 +109,7 @@ class SoulCache:
         self.stats = CacheStats()
         self._clock = clock
         self._held: OrderedDict[Hashable, _Held] = OrderedDict()
-        #: Locations already resolved (sources hold no state that can go stale: each call reads).
+        #: Locations already resolved (a source holds nothing that goes stale: each call reads).
         self._sources: dict[Hashable, tuple[SourceBase, Hashable]] = {}
         self._lock = threading.Lock()
 

@@ -109,22 +109,15 @@ def compose_soul(
     """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
 
     ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``),
-    a path on ``fs``, a UPath, or a :class:`BootstrapSource`. A zip or tar file is read as a
-    bundle. A list or tuple of locations, base first, is a layered persona: each bootstrap file
-    comes from the topmost layer that has it, all layers are read at once, and a missing layer is
-    an error naming it. ``storage_options`` configure the filesystem built from a URL (per hop,
-    keyed by protocol, for chained URLs; for layers, every URL layer). The result is a snapshot:
-    call again to pick up edits. ``cache=SoulCache()`` skips re-reading what provably did not
-    change, revalidating on every call.
+    a path on ``fs``, a UPath, a :class:`BootstrapSource`, or a list of them, base first (a
+    layered persona: the topmost layer holding a file wins). A zip or tar file is a bundle.
+    ``storage_options`` configure the filesystem built from a URL (keyed by protocol per hop).
+    The result is a snapshot; ``cache=SoulCache()`` skips what provably did not change.
 
-    ``files=("AGENTS.md", "TOOLS.md")`` or ``profile="subagent"`` (see :data:`PROFILES`)
-    composes only those names, still in :data:`BOOTSTRAP_ORDER`; the others are never read.
-    ``budget=Budget(per_file=20_000, total=60_000)`` fits the soul to a model after the rules
-    (see :class:`Budget`); ``found`` then names the sections in the soul.
-
-    ``engine="obstore"`` reads ``s3://``, ``gs://`` and ``az://`` URLs with obstore's client
-    instead of fsspec's (same requests, less CPU; the extra ``obstore``); local paths and source
-    objects are read the same whatever the engine.
+    ``files=("AGENTS.md", "TOOLS.md")`` or ``profile="subagent"`` (see :data:`PROFILES`) reads
+    only those names; ``budget=Budget(per_file=20_000, total=60_000)`` fits the soul to a model
+    after the rules. ``engine="obstore"`` reads ``s3://``, ``gs://`` and ``az://`` URLs with
+    obstore's client (same requests, less CPU; the extra ``obstore``).
     """
     follow = follow_external_symlinks
     if cache is not None:  # one way to cache: the cache's own method
@@ -152,12 +145,9 @@ async def compose_soul_async(
     profile: str | None = None,
     engine: str = DEFAULT_ENGINE,
 ) -> tuple[str, list[str]]:
-    """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop
-    (with ``engine="obstore"``, obstore's requests on the caller's loop).
-
-    Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
-    pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}`` (fsspec's engine).
-    """
+    """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop.
+    For many concurrent S3 personas size the pool: ``storage_options={"config_kwargs":
+    {"max_pool_connections": 400}}``."""
     follow = follow_external_symlinks
     if cache is not None:
         options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
@@ -206,17 +196,11 @@ def inspect_soul(
 ) -> SoulReport:
     """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
 
-    The soul and found list are exactly ``compose_soul``'s; sizes of files over the cap are
-    looked up exactly, which may cost one extra request per oversized remote file. Each present
-    file's report names the ``layer`` (location) that supplied it. With ``files``/``profile``
-    the report lists only those names; with a ``budget`` each present file's report also says
-    its ``chars``, ``tokens`` (when the budget has a tokenizer), ``kept`` (in the budget's unit),
-    ``budget_truncated`` and ``omitted``. A skipped file's report says why (``reason``).
-
-    ``on_error="report"`` is for diagnostics (``toolnexus inspect``): a file that cannot be read
-    becomes a row with status ``"error"`` and the error's message as its ``reason`` instead of
-    raising, and the soul is what the *other* files give — one ``compose_soul`` would refuse to
-    return. A home that cannot be read at all still raises.
+    Sizes over the cap are looked up exactly (maybe one request per oversized remote file); each
+    file's report names its ``layer``, and with a ``budget`` its ``chars``, ``tokens``, ``kept``,
+    ``budget_truncated`` and ``omitted``. ``on_error="report"`` (``toolnexus inspect``) makes an
+    unreadable file a row with status ``"error"`` and the soul what the others give; a home that
+    cannot be read at all still raises.
     """
     names, budget = narrowing(budget, files, profile)
     follow = follow_external_symlinks
