@@ -1,7 +1,4 @@
-"""A Dask client to audit on: a scheduler's address, or ``"local"`` for a ``LocalCluster`` here.
-
-Dask is optional (``pip install 'toolnexus[dask]'``) and imported only when asked for.
-"""
+"""A Dask client to audit on (``"local"``: a ``LocalCluster`` here); Dask is imported when asked."""
 
 from __future__ import annotations
 

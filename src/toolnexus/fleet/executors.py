@@ -1,9 +1,7 @@
 """Where an audit's reads run: this process (asyncio), a ``concurrent.futures`` executor, or Dask.
 
-Results come in listing order with at most ``concurrency`` personas held at once. In process,
-remote personas share one event loop and local ones are read in order in this thread (threads
-only add GIL hand-offs). Executors and Dask get batches, two per worker slot; a batch is the unit
-of result (Dask retries it whole), and one that fails for good is an error per persona.
+Results come in listing order, at most ``concurrency`` personas held at once. Executors and Dask
+get batches, two per worker slot; a batch is the unit of result (Dask retries it whole).
 """
 
 from __future__ import annotations

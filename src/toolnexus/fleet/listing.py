@@ -1,10 +1,8 @@
 """Which personas live under a prefix: a streamed listing, one page at a time.
 
-A persona is a direct child folder holding a bootstrap file, a direct child whose name says zip or
-tar bundle, or the prefix itself when it holds a bootstrap file (listed where its first one is) or
-is a bundle. Whether a child folder holds a bootstrap file is learnt by the read the audit makes
-anyway, so listing costs only the prefix's own pages, which each backend lists its own way
-(:meth:`~toolnexus.sources.SourceBase.children`). Files whose name says nothing are not personas.
+A child folder is a candidate until its read (the audit's own) finds no bootstrap file, so
+listing costs only the prefix's pages, each backend's own (:meth:`SourceBase.children`); files
+are personas by name only (zip or tar), never sniffed.
 """
 
 from __future__ import annotations

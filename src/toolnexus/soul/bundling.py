@@ -1,11 +1,5 @@
-"""Write a persona home as a reproducible zip or tar bundle: same files in, same bytes out.
-
-The home is read through its source as :func:`compose_soul` reads it (the symlink rule and
-skipped non-regular files apply), but each file is copied **whole**, not capped: the composer cuts
-a bundled file where it cuts the original, so ``compose_soul(out) == compose_soul(home)``. The one
-bound is :data:`MAX_BUNDLE_MEMBER_BYTES` per file. The home's topic files (``memory/``) follow the
-bootstrap files, by path; the bytes are :mod:`toolnexus.soul.archives`'.
-"""
+"""Write a home as a reproducible zip or tar bundle: every file copied whole (up to
+:data:`MAX_BUNDLE_MEMBER_BYTES`), so ``compose_soul(out) == compose_soul(home)``."""
 
 from __future__ import annotations
 
@@ -105,25 +99,15 @@ def write_bundle(
     format: str | None = None,
     engine: str = DEFAULT_ENGINE,
 ) -> list[str]:
-    """Write ``home``'s bootstrap files and topic files to the bundle ``out``; returns the
-    names written.
+    """Write ``home``'s bootstrap and topic files to the bundle ``out``; returns the names written,
+    in :data:`BOOTSTRAP_ORDER` then the topic files by path.
 
-    ``out``'s name says the archive: ``.tar``, ``.tar.gz``/``.tgz``, ``.tar.bz2``/``.tbz2``,
-    ``.tar.xz``/``.txz`` a tar of that compression, anything else a zip; ``format`` (a key of
-    :data:`BUNDLE_FORMATS`) says it for a name that does not (``aster.bundle``), and may not
-    contradict one that does. Either way ``compose_soul(out) == compose_soul(home)``.
-
-    The names come in :data:`BOOTSTRAP_ORDER`, as the archive's members do, whatever order the
-    home listed them in (a zip home may hold its members in any order), then the topic files
-    (``memory/projects/aster.md``) by path. A failed write (a full
-    disk, a quota, access denied) raises the same :class:`OSError` subclass with the same
-    ``errno``, its message naming ``out``; nothing is left behind and an existing ``out`` stays.
-
-    ``home`` is anything :func:`compose_soul` accepts (``fs=`` applies to it). ``out`` is a local
-    path or a single fsspec URL (``s3://bucket/aster.zip``). ``storage_options`` go to every URL
-    among ``home`` and ``out``; key them by protocol (``{"s3": {...}}``) where the two differ. An
-    existing ``out`` raises :class:`FileExistsError` unless ``force=True``. ``engine`` (as for
-    :func:`compose_soul`) reads ``home`` and writes ``out`` with that client.
+    ``out``'s name says the archive (``.tar``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``…, else a zip);
+    ``format`` (a key of :data:`BUNDLE_FORMATS`) says it for a name that does not, never against
+    one that does. ``home`` is anything :func:`compose_soul` takes (``fs=`` applies to it), ``out``
+    a local path or a single URL; ``storage_options`` go to both (key them by protocol where they
+    differ). An existing ``out`` is a :class:`FileExistsError` unless ``force=True``; a failed write
+    raises its own :class:`OSError` subclass naming ``out``, leaving nothing behind.
     """
     out_path = os.fspath(out)
     kind = format_for(out_path, format)

@@ -1,8 +1,5 @@
-"""SoulCache: repeat compositions for long-running gateways, without giving up freshness.
-
-Every call revalidates: only what provably did not change is skipped, the proof being each
-source's own answer (:meth:`~toolnexus.sources.SourceBase.changed_since`); no per-backend code.
-"""
+"""SoulCache: repeat compositions without giving up freshness; every call revalidates through the
+source's own :meth:`~toolnexus.sources.SourceBase.changed_since`."""
 
 from __future__ import annotations
 
@@ -18,9 +15,9 @@ from typing import Any
 
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.fitting import fitted_soul
-from toolnexus.composer.rules import BOOTSTRAP_ORDER
+from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.soul.arguments import narrowing
-from toolnexus.soul.snapshot import LIMIT, Snapshot, advance
+from toolnexus.soul.snapshot import Snapshot, advance
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 
 __all__ = ["CacheStats", "SoulCache"]
@@ -142,7 +139,9 @@ class SoulCache:
         if not isinstance(call, _Pending):
             return call
         try:
-            snapshot = advance(call.old, call.source.changed_since(call.old, call.names, LIMIT))
+            snapshot = advance(
+                call.old, call.source.changed_since(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES)
+            )
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
@@ -166,7 +165,10 @@ class SoulCache:
         if not isinstance(call, _Pending):
             return call
         try:
-            snapshot = advance(call.old, await call.source.changed_since_async(call.old, call.names, LIMIT))
+            snapshot = advance(
+                call.old,
+                await call.source.changed_since_async(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES),
+            )
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)

@@ -35,31 +35,18 @@ __all__ = [
 ]
 
 
-def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], dict[str, str | None]]:
-    prefixes: dict[str, bytes] = {}
-    sizes: dict[str, int] = {}
-    skipped: dict[str, str | None] = {}
-    for name, entry in reading.entries.items():
-        if entry.data is None:
-            skipped[name] = entry.why
-            continue
-        prefixes[name] = entry.data
-        if entry.size is not None:
-            sizes[name] = entry.size
-    return prefixes, sizes, skipped
-
-
 def _sections(reading: Reading, budget: Budget | None = None) -> tuple[list[str], list[str]]:
-    """The hot path: no per-file diagnostics are built; sizes only matter for files over the cap."""
-    entries = reading.entries
-    prefixes = {name: entry.data for name, entry in entries.items() if entry.data is not None}
+    """The hot path: no per-file diagnostics; sizes only matter for files over the cap."""
+    entries = reading.entries.items()
+    prefixes = {name: entry.data for name, entry in entries if entry.data is not None}
     sizes = {
         name: entry.size
-        for name, entry in entries.items()
+        for name, entry in entries
         if entry.size is not None and entry.size > MAX_BOOTSTRAP_FILE_BYTES
     }
-    limit = MAX_BOOTSTRAP_FILE_BYTES
-    return compose_sections(reading.location, prefixes, limit=limit, sizes=sizes, budget=budget)
+    return compose_sections(
+        reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes, budget=budget
+    )
 
 
 def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str]]:
@@ -68,30 +55,29 @@ def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str
 
 
 def _report(
-    reading: Reading, names: tuple[str, ...], budget: Budget | None, errors: Mapping[str, str] | None = None
+    read: Mapping[str, bytes] | Reading,
+    location: str,
+    names: tuple[str, ...],
+    budget: Budget | None,
+    errors: Mapping[str, str] | None = None,
 ) -> SoulReport:
-    prefixes, sizes, skipped = _split(reading)
-    layers = {name: entry.origin for name, entry in reading.entries.items() if entry.origin is not None}
+    """Plain prefixes (whole files within the cap) go straight to the composer."""
+    if not isinstance(read, Reading):
+        return compose_report(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, names=names, budget=budget)
+    entries = read.entries.items()
     return compose_report(
-        reading.location,
-        prefixes,
+        read.location,
+        {name: entry.data for name, entry in entries if entry.data is not None},
         limit=MAX_BOOTSTRAP_FILE_BYTES,
-        sizes=sizes,
-        skipped=skipped,
-        layers=layers,
+        sizes={
+            name: entry.size for name, entry in entries if entry.data is not None and entry.size is not None
+        },
+        skipped={name: entry.why for name, entry in entries if entry.data is None},
+        layers={name: entry.origin for name, entry in entries if entry.origin is not None},
         names=names,
         budget=budget,
         errors=errors,
     )
-
-
-def _inspected(
-    location: str, read: Mapping[str, bytes] | Reading, names: tuple[str, ...], budget: Budget | None
-) -> SoulReport:
-    """Plain prefixes (whole files within the cap) go straight to the composer."""
-    if isinstance(read, Reading):
-        return _report(read, names, budget)
-    return compose_report(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, names=names, budget=budget)
 
 
 def compose_soul(
@@ -213,16 +199,17 @@ def inspect_soul(
         if on_error != "report":
             raise
         reading, errors = _read_each(source, names, failure)
-        return _report(reading, names, budget, errors)
-    return _inspected(source.location, read, names, budget)
+        return _report(reading, source.location, names, budget, errors)
+    return _report(read, source.location, names, budget)
 
 
 def inspect_source(
     source: SourceBase, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
 ) -> SoulReport:
     """:func:`inspect_soul` on a resolved source, names and budget checked (``audit``, locally)."""
-    read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
-    return _inspected(source.location, read, names, budget)
+    return _report(
+        source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True), source.location, names, budget
+    )
 
 
 async def compose_soul_parts_async(
@@ -244,4 +231,4 @@ async def inspect_source_async(
 ) -> SoulReport:
     """:func:`inspect_source` for event loops (``audit``, remote personas)."""
     reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
-    return _report(reading, names, budget)
+    return _report(reading, source.location, names, budget)

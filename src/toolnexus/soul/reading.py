@@ -1,9 +1,5 @@
-"""``read_bootstrap_file``: one bootstrap file of any readable home, decoded as the soul does.
-
-For showing a file to a person (``toolnexus memory … view``) without composing the soul or a
-writable home. Unlike the soul's section the text keeps its line endings and trailing whitespace,
-so a piece copied from it can be given to the memory tool's ``replace``.
-"""
+"""``read_bootstrap_file``: one bootstrap file of any readable home, decoded as the soul does but
+keeping its line endings, so a piece of it can be given to the memory tool's ``replace``."""
 
 from __future__ import annotations
 
@@ -22,11 +18,7 @@ _BOM_LENGTH = {"utf-8": 3, "utf-16-le": 2, "utf-16-be": 2}
 
 @dataclass(frozen=True, slots=True)
 class BootstrapFile:
-    """One bootstrap file found in a home: its text and what the soul's rules made of it.
-
-    ``report.status`` is ``"present"``, or ``"skipped"`` for a name that is not a regular file
-    (then ``text`` is empty). ``report.layer`` names the layer it came from in a layered persona.
-    """
+    """A bootstrap file's text and its report (``"present"``, or ``"skipped"`` with no text)."""
 
     text: str
     report: FileReport

@@ -1,10 +1,6 @@
-"""Where the home is inside an archive: the rule zip and tar bundles share, written once.
-
-The root, unless it holds no bootstrap file and one top-level folder (``zip -r aster.zip aster/``;
-``__MACOSX`` ignored, ``memory/`` alone is the root's); several folders are an error showing how to
-pick one (``zip://FOLDER::…``). Names are normalised once (``\\`` is a separator, a tar's ``./``
-dropped), then matched literally: ``../AGENTS.md`` matches nothing.
-"""
+"""Where the home is inside an archive (zip and tar): the root, unless it holds no bootstrap file
+and one top-level folder; several are an error showing how to pick one (``zip://FOLDER::…``).
+Names are normalised once (``\\`` a separator, a tar's ``./`` dropped), then matched literally."""
 
 from __future__ import annotations
 

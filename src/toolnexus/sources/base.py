@@ -16,16 +16,7 @@ if TYPE_CHECKING:
     from toolnexus.sources.children import Pages
     from toolnexus.stores import MemoryStore
 
-__all__ = [
-    "BootstrapSource",
-    "Entry",
-    "PlainSource",
-    "Reading",
-    "SourceBase",
-    "as_source",
-    "by_content",
-    "read_only",
-]
+__all__ = ["BootstrapSource", "Entry", "Reading", "SourceBase", "as_source", "by_content", "read_only"]
 
 
 @runtime_checkable

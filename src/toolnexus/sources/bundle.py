@@ -1,10 +1,7 @@
-"""Zipped persona bundles, read with the standard library's :mod:`zipfile` over any file object.
+"""Zip bundles, read with :mod:`zipfile` over any file object, opened afresh on every call.
 
-Opened afresh on every call (nothing cached can go stale); only the end record, the central
-directory and the wanted members are read, each inflated incrementally to ``limit + 1`` bytes (a
-zip bomb stops at the cap). Only stored and deflated members are read: zipfile inflates a bzip2
-or LZMA chunk whole, without a bound. Which members count is :mod:`.archive_home`'s rule; a wanted
-name held twice is an error; every failure names the bundle (and the member).
+Members are inflated incrementally to ``limit + 1`` bytes (a zip bomb stops at the cap); only
+stored and deflated ones are read, since zipfile inflates a bzip2 or LZMA chunk whole.
 """
 
 from __future__ import annotations

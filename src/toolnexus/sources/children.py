@@ -1,8 +1,5 @@
-"""A folder's direct children, page by page: what ``audit`` lists (:meth:`SourceBase.children`).
-
-Locally one streamed ``scandir``, on S3 ``ListObjectsV2`` pages, elsewhere one ``ls``, with obstore
-one delimiter listing. Pages are lazy; a missing folder fails at the call, before any page.
-"""
+"""A folder's direct children page by page (:meth:`SourceBase.children`); a missing folder fails
+at the call, before any page."""
 
 from __future__ import annotations
 

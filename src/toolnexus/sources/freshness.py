@@ -1,9 +1,5 @@
-"""How a source answers "what changed since the validators you hold?" — the cache's one question.
-
-As a Jinja loader's ``uptodate``, the proof is the backend's (a stat, an ETag, else a content
-digest: :func:`.base.by_content`); :class:`SoulCache` keeps the answer and hands it back, never
-learning what a validator means.
-"""
+"""How a source answers "what changed since these validators?" — the cache's one question. The
+proof is the backend's (a stat, an ETag, a digest); the cache never learns what it means."""
 
 from __future__ import annotations
 

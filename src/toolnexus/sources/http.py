@@ -1,9 +1,5 @@
-"""Persona homes over HTTP(S), also from servers that ignore ``Range`` (``python -m http.server``).
-
-fsspec would read such a server's whole answer; here each name is one GET (all together) asking
-for the range, its body read up to ``limit + 1`` bytes and dropped: bounded whatever the server
-does. A 416 is an empty file.
-"""
+"""Homes over HTTP(S): each name one GET asking for the range, its body read to ``limit + 1``
+bytes whatever the server does with ``Range`` (``python -m http.server`` ignores it)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Layered personas: one persona from several homes, base first, top last.
-
-Each bootstrap name comes from the topmost layer holding it as a regular file (as Jinja's
-``ChoiceLoader`` read from the top). All layers are read at once (threads, or ``asyncio.gather``),
-so three S3 layers cost about one round trip. A missing layer is an error naming it; MEMORY.md is
-written to the top layer only, so the base stays shared and untouched.
-"""
+"""Layered personas, base first: each name from the topmost layer holding it as a regular file
+(as Jinja's ``ChoiceLoader``), all layers read at once; memory is written to the top layer only."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """Local persona homes, read with plain ``os`` calls: the fast path, and the symlink policy.
 
-One ``scandir`` of the home, then per present name ``openat(O_NOFOLLOW | O_NONBLOCK)`` relative
-to the home's descriptor (a file swapped for a symlink fails to open, a FIFO cannot block), one
-``fstat`` and one read bounded by the size. Freshness: one ``fstat`` of the folder and one
-``fstatat`` per name; a stat younger than :data:`RACY_SECONDS` is never trusted, symlinked files
-are read every call, a bundle is proved unchanged by its own stat.
+One ``scandir``, then per name ``openat(O_NOFOLLOW | O_NONBLOCK)`` on the home's descriptor, one
+``fstat`` and one read bounded by the size. Freshness is a stat per file and one of the folder,
+never trusted younger than :data:`RACY_SECONDS`.
 """
 
 from __future__ import annotations

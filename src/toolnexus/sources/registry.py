@@ -1,10 +1,8 @@
-"""The registries: archive kinds, the protocol table, engines.
+"""The registries: archive kinds, the protocol table, engines; one line each in ``__init__``.
 
-Which kind of bundle a file is (zip, tar, …) is decided here only: by its name first, then by its
-leading bytes, so a zip called ``aster.bin`` is a zip bundle everywhere. The protocol table names,
-per fsspec protocol, the source for homes on it and the extra that installs it (for the
-``pip install 'toolnexus[gcs]'`` hint); backends that differ by a value are rows, not classes,
-as fsspec's ``known_implementations``. Each is filled by one line in ``sources/__init__.py``.
+A file's kind of bundle is decided here only (by name, then by leading bytes). Backends that differ
+by a value (Azure's and GCS's stores, ``memory://``'s lock) are rows, as fsspec's
+``known_implementations``, not classes.
 """
 
 from __future__ import annotations
@@ -163,13 +161,9 @@ def filesystem_source(fs: Any) -> Callable[[Any, str], SourceBase] | None:
 
 @dataclass(frozen=True, slots=True)
 class Engine:
-    """A client reaching object stores its own way (``obstore``), chosen in ``resolve`` only.
-
-    ``open_url(url, storage_options)`` and ``open_filesystem(fs, path)`` give a home's source;
-    ``open_output(url, storage_options)`` where ``write_bundle`` writes (``(fs, path)``, ``fs``
-    with ``exists``, ``invalidate_cache``, ``pipe_file``); ``concurrent_options`` sizes it for
-    ``audit`` as a source's does (``None``: nothing to size).
-    """
+    """A client reaching object stores its own way (``obstore``), chosen in ``resolve`` only:
+    ``open_url`` and ``open_filesystem`` give a home's source, ``open_output`` where
+    ``write_bundle`` writes, ``concurrent_options`` sizes it for ``audit`` (``None``: nothing)."""
 
     name: str
     protocols: tuple[str, ...]

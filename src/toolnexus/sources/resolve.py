@@ -1,12 +1,8 @@
-""":func:`resolve`: the one place a location becomes a source — the resolving layer.
+""":func:`resolve`: the one place a location becomes a source (the resolving layer).
 
-Every entry point (``compose_soul``, ``inspect_soul``, ``SoulCache``, ``memory_tool``,
-``write_bundle``, ``audit``, ``agent_from_dir``, the CLI) calls it once and hands the source down;
-nothing below looks at URLs, ``fs=``, UPaths, options or engines. A source object is used as it
-is (a plain :class:`BootstrapSource` wrapped, see :func:`.base.as_source`); ``fs=`` and UPaths
-carry their filesystem; a plain path is a local home (fsspec is not imported); a chained URL whose
-first hop is an archive kind is that bundle; any other URL goes through fsspec, or through the
-named engine (``engine="obstore"``). Resolving does no I/O.
+Every entry point calls it once and hands the source down: nothing below looks at URLs, ``fs=``,
+UPaths, options or engines. A plain :class:`BootstrapSource` is wrapped (:func:`.base.as_source`),
+a plain path is local (fsspec not imported). Resolving does no I/O.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Tar bundles, plain or gzip, bzip2 or xz (told by the leading bytes), never extracted.
-
-A tar has no index: one sequential pass keeps the wanted members' first ``limit + 1`` bytes and
-stops once every wanted name of the home was seen, refusing the bundle past
-:data:`MAX_TAR_SCAN_BYTES` decompressed (a tar bomb's bound). Non-files (folders, links, devices)
-are skipped, links never followed; a name held twice is an error, as in a zip.
-"""
+"""Tar bundles, plain or gzip, bzip2 or xz: one sequential pass (a tar has no index), stopped
+once the home's names were seen, refused past :data:`MAX_TAR_SCAN_BYTES` (a tar bomb's bound)."""
 
 from __future__ import annotations
 
