@@ -30,27 +30,23 @@ DEFAULT_MAX_PERSONAS = 256
 
 @dataclass
 class CacheStats:
-    """What the cache did, call by call: for dashboards and for tests."""
+    """What the cache did: calls served without I/O (``max_age``), revalidated (a file kept),
+    missed, served stale (``stale_if_error``), and personas evicted."""
 
-    #: Calls answered from the cache without any I/O (only with ``max_age``).
     fresh_hits: int = 0
-    #: Calls that revalidated and found at least one file unchanged.
     revalidated: int = 0
-    #: Calls whose persona was not cached (first call, or evicted).
     misses: int = 0
-    #: Calls that served a stale soul because the store failed (only with ``stale_if_error``).
     stale_served: int = 0
-    #: Personas dropped to stay within ``max_personas``.
     evictions: int = 0
 
 
 @dataclass
 class _Held:
+    """A snapshot, when the store last ``confirmed`` it, and its soul ``fitted`` to ``budget`` once."""
+
     snapshot: Snapshot
-    #: ``clock()`` when the snapshot was last confirmed by the store.
     confirmed: float
     budget: Budget | None = None
-    #: The snapshot fitted to ``budget``, worked out once.
     fitted: tuple[str, list[str]] | None = None
 
     def serve(self) -> tuple[str, list[str]]:

@@ -78,10 +78,7 @@ class BundleSource(SourceBase):
 
     def read_folder(self, folder: str, limit: int) -> Reading:
         with self._opened() as archive:
-            members = [(member_path(member.filename), member) for member in archive.infolist()]
-            prefix = home_prefix(
-                (path for path, _ in members), BOOTSTRAP_ORDER, self.folder, self.location, "zip"
-            )
+            members, prefix = self._home(archive, BOOTSTRAP_ORDER)
             below = f"{prefix}{folder}/"
             entries: dict[str, Entry] = {}
             for path, member in members:
@@ -127,9 +124,15 @@ class BundleSource(SourceBase):
         reason = "is a file, neither a directory nor a zip bundle"
         raise location_error(NotADirectoryError, self.location, reason)
 
-    def _read_members(self, archive: zipfile.ZipFile, names: Sequence[str], limit: int) -> Reading:
+    def _home(
+        self, archive: zipfile.ZipFile, names: Sequence[str]
+    ) -> tuple[list[tuple[str, zipfile.ZipInfo]], str]:
+        """Every member with its normalised path, and the home's prefix among them."""
         members = [(member_path(member.filename), member) for member in archive.infolist()]
-        prefix = home_prefix((path for path, _ in members), names, self.folder, self.location, "zip")
+        return members, home_prefix((path for path, _ in members), names, self.folder, self.location, "zip")
+
+    def _read_members(self, archive: zipfile.ZipFile, names: Sequence[str], limit: int) -> Reading:
+        members, prefix = self._home(archive, names)
         location = f"zip://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
         by_name: dict[str, zipfile.ZipInfo] = {}
         wanted = {prefix + name: name for name in names}

@@ -232,12 +232,10 @@ def archive_kind(protocol: str) -> ArchiveKind | None:
 def kind_by_name(path: str) -> ArchiveKind | None:
     """The kind a file name's ending says (longest ending wins: ``.tar.gz`` over ``.gz``)."""
     lower = path.lower()
-    best: tuple[int, ArchiveKind] | None = None
-    for kind in _KINDS.values():
-        for suffix in kind.suffixes:
-            if lower.endswith(suffix) and (best is None or len(suffix) > best[0]):
-                best = (len(suffix), kind)
-    return best[1] if best else None
+    matches = [
+        (len(suffix), kind) for kind in _KINDS.values() for suffix in kind.suffixes if lower.endswith(suffix)
+    ]
+    return max(matches, key=lambda match: match[0])[1] if matches else None
 
 
 def sniff_kind(head: bytes) -> ArchiveKind | None:

@@ -153,9 +153,7 @@ def resolve_output(
     if client is not None:
         return client.open_output(out, dict(storage_options or {}))
     fs, path = url_to_fs(out, dict(storage_options or {}))
-    if _is_local_fs(fs):
-        return None, path
-    return fs, path
+    return (None if _is_local_fs(fs) else fs), path
 
 
 def _as_path(location: Any) -> str:
