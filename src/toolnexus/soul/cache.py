@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from toolnexus.composer.budget import Budget
+from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.fitting import fitted_soul
+from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
-from toolnexus.soul.arguments import narrowing
 from toolnexus.soul.snapshot import Snapshot, advance
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 
@@ -129,7 +129,7 @@ class SoulCache:
     ) -> tuple[str, list[str]]:
         """:func:`compose_soul`, revalidating what this cache holds for ``dir`` (per profile and
         budget: each combination is its own entry; files outside a profile are never read)."""
-        names, budget = narrowing(budget, files, profile)
+        names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
         source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
         call = self._begin(source, key, names, budget)
         if not isinstance(call, _Pending):
@@ -155,7 +155,7 @@ class SoulCache:
         engine: str = DEFAULT_ENGINE,
     ) -> tuple[str, list[str]]:
         """:meth:`compose_soul` for event loops: each source decides how it waits."""
-        names, budget = narrowing(budget, files, profile)
+        names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
         source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
         call = self._begin(source, key, names, budget)
         if not isinstance(call, _Pending):

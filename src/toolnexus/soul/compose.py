@@ -10,8 +10,9 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolnexus.composer.budget import Budget
+from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, Soul
+from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import (
     MAX_BOOTSTRAP_FILE_BYTES,
     SoulReport,
@@ -19,7 +20,6 @@ from toolnexus.composer.rules import (
     compose_report,
     compose_sections,
 )
-from toolnexus.soul.arguments import narrowing
 from toolnexus.sources import DEFAULT_ENGINE, Entry, Reading, SourceBase, resolve
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def compose_soul(
     if cache is not None:  # one way to cache: the cache's own method
         options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
         return cache.compose_soul(dir, **options, budget=budget, files=files, profile=profile, engine=engine)
-    names, budget = narrowing(budget, files, profile)
+    names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
@@ -140,7 +140,7 @@ async def compose_soul_async(
         return await cache.compose_soul_async(
             dir, **options, budget=budget, files=files, profile=profile, engine=engine
         )
-    names, budget = narrowing(budget, files, profile)
+    names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
@@ -188,7 +188,7 @@ def inspect_soul(
     unreadable file a row with status ``"error"`` and the soul what the others give; a home that
     cannot be read at all still raises.
     """
-    names, budget = narrowing(budget, files, profile)
+    names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
     follow = follow_external_symlinks
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
