@@ -20,7 +20,7 @@ __all__ = [
     "BUNDLE_DATE_TIME",
     "BUNDLE_FORMATS",
     "BUNDLE_MTIME",
-    "archive_bytes",
+    "bundle_bytes",
     "canonical_format",
     "format_for",
     "named_format",
@@ -129,7 +129,8 @@ _COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
 }
 
 
-def archive_bytes(files: Mapping[str, bytes], format: str = "zip") -> bytes:
+def bundle_bytes(files: Mapping[str, bytes], format: str = "zip") -> bytes:
+    """The reproducible archive of ``files`` in ``format`` (a key of :data:`BUNDLE_FORMATS`)."""
     wanted = canonical_format(format)
     if wanted == "zip":
         return _zip(files)

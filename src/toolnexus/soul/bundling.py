@@ -11,7 +11,7 @@ from typing import Any
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error
-from toolnexus.soul.archives import BUNDLE_DATE_TIME, BUNDLE_FORMATS, archive_bytes, format_for, member_order
+from toolnexus.soul.archives import BUNDLE_DATE_TIME, BUNDLE_FORMATS, bundle_bytes, format_for, member_order
 from toolnexus.sources import DEFAULT_ENGINE, Location, SourceBase, is_url, resolve, resolve_output
 
 __all__ = ["BUNDLE_DATE_TIME", "BUNDLE_FORMATS", "MAX_BUNDLE_MEMBER_BYTES", "bundle_bytes", "write_bundle"]
@@ -21,11 +21,6 @@ MAX_BUNDLE_MEMBER_BYTES = 64 * 1024 * 1024
 
 #: The home's folder of topic files, bundled after the bootstrap files.
 NOTES_FOLDER = "memory"
-
-
-def bundle_bytes(files: Mapping[str, bytes], format: str = "zip") -> bytes:
-    """The reproducible archive holding ``files`` (members in :data:`BOOTSTRAP_ORDER`)."""
-    return archive_bytes(files, format)
 
 
 def _read_home(source: SourceBase) -> dict[str, bytes]:
@@ -123,7 +118,7 @@ def write_bundle(
     files = _read_home(
         resolve(home, storage_options=options, fs=fs, follow_external_symlinks=follow, engine=engine)
     )
-    data = archive_bytes(files, kind)
+    data = bundle_bytes(files, kind)
     try:
         if out_fs is None:
             _write_local(out_path, data, force)
