@@ -25,7 +25,7 @@ import pytest
 from tests.support import MotoServer
 from tests.support.cli import EXAMPLE, run, s3_args
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, write_bundle
-from toolnexus.soul.archives import BUNDLE_MTIME, archive_bytes, format_for
+from toolnexus.soul.archives import BUNDLE_MTIME, bundle_bytes, format_for
 
 #: OUT names and the archive each must be: (tar compression or "zip").
 NAMES = {
@@ -89,7 +89,7 @@ def test_tar_metadata_is_fixed(home: Path, kind: str) -> None:
     os.utime(home / "SOUL.md", (1_700_000_000, 1_700_000_000))
     (home / "USER.md").chmod(0o600)
     files = {name: (home / name).read_bytes() for name in reversed(BOOTSTRAP_ORDER)}
-    data = archive_bytes(files, kind)
+    data = bundle_bytes(files, kind)
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
         infos = archive.getmembers()
     assert [info.name for info in infos] == list(BOOTSTRAP_ORDER)
@@ -173,7 +173,7 @@ def test_s3_out_is_the_named_format(
     data = fsspec.filesystem("s3", **s3_options).cat_file(out)
     kind = NAMES["aster" + name.removeprefix("b")]
     assert members(data, kind) == files_of(home)
-    assert data == archive_bytes(dict(files_of(home)), format_for(name))
+    assert data == bundle_bytes(dict(files_of(home)), format_for(name))
     assert compose_soul(out, storage_options=s3_options) == compose_soul(home)
     checked = run("check", out, *s3_args(moto_server.endpoint_url))
     assert checked.returncode == 0, checked.stderr

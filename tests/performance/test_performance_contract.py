@@ -20,7 +20,7 @@ import pytest
 
 from tests.support import MotoServer, S3Proxy, s3_storage_options
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose_soul, compose_soul_async
-from toolnexus.sources import open_source, read_entries
+from toolnexus.sources import resolve
 
 CAP = MAX_BOOTSTRAP_FILE_BYTES
 KIB, MIB = 1024, 1024 * 1024
@@ -149,7 +149,7 @@ def test_zip_bomb_member_inflates_no_further_than_the_cap(tmp_path: Path) -> Non
     tracemalloc.start()
     try:
         tracemalloc.reset_peak()
-        reading = read_entries(open_source(str(bomb)), BOOTSTRAP_ORDER, CAP)
+        reading = resolve(str(bomb)).read_entries(BOOTSTRAP_ORDER, CAP)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

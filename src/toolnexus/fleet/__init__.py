@@ -1,8 +1,4 @@
-"""Fleets of personas: :func:`audit` checks every persona under a prefix, here or on a cluster.
-
-It sits above :mod:`toolnexus.soul` (each persona is inspected as ``inspect_soul`` would) and below
-the command line (``toolnexus audit``). Dask is imported only by the caller who passes a client.
-"""
+"""Fleets of personas: :func:`audit` checks every persona under a prefix, here or on a cluster."""
 
 from toolnexus.fleet.audit import audit
 from toolnexus.fleet.cluster import dask_client

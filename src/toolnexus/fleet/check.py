@@ -1,9 +1,5 @@
-"""Auditing one persona, and one batch of personas (what an executor's worker runs).
-
-A persona's failure is its result, never the end of the audit: whatever its read raises becomes
-a :class:`PersonaAudit` with ``error``. A folder that turned out to hold no bootstrap file is not
-a persona and gives ``None``.
-"""
+"""Auditing one persona, and one batch (an executor's unit): a failure is the persona's result
+(``error``); a folder holding no bootstrap file is no persona (``None``)."""
 
 from __future__ import annotations
 
@@ -20,8 +16,6 @@ __all__ = ["check", "check_async", "check_batch", "failed"]
 
 
 def _result(target: Target, candidate: Candidate, report: SoulReport) -> PersonaAudit | None:
-    """``None`` for a folder without any bootstrap file: not a persona. Under a profile every
-    folder is one, since files outside the profile are never read (an empty soul is reported)."""
     path, always = candidate
     if not (always or target.profile or report.found) and all(f.status == "absent" for f in report.files):
         return None
@@ -30,25 +24,21 @@ def _result(target: Target, candidate: Candidate, report: SoulReport) -> Persona
 
 
 def failed(target: Target, path: str, error: Exception) -> PersonaAudit:
-    """The result of a persona whose audit raised ``error``."""
     return PersonaAudit(target.location(path), error=error)
 
 
 def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
-    """Audit one persona in this thread (names and budget were checked once, by ``audit``)."""
     try:
-        call = target.call
-        report = inspect_source(call.source(candidate[0]), budget=call.budget, names=call.names)
+        report = inspect_source(target.source(candidate[0]), budget=target.budget, names=target.names)
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(target, candidate, report)
 
 
 async def check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
-    """Audit one persona on the running event loop (remote reads are awaited, not threaded)."""
     try:
-        call = target.call
-        report = await inspect_source_async(call.source(candidate[0]), budget=call.budget, names=call.names)
+        source = target.source(candidate[0])
+        report = await inspect_source_async(source, budget=target.budget, names=target.names)
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(target, candidate, report)
@@ -59,11 +49,8 @@ async def _gather(target: Target, candidates: Sequence[Candidate]) -> list[Perso
 
 
 def check_batch(target: Target, candidates: Sequence[Candidate]) -> list[PersonaAudit | None]:
-    """A batch, as a worker runs it: local personas in order, remote ones all in flight at once.
-
-    Errors are made picklable here, so a worker can always send its results back: one that is
-    not becomes an :class:`OSError` with the same message, its type named.
-    """
+    """Local personas in order, remote ones all in flight; an error that does not pickle
+    becomes an :class:`OSError` naming its type, so a worker can always send its results."""
     if target.local:
         results = [check(target, candidate) for candidate in candidates]
     else:

@@ -1,7 +1,4 @@
-"""A Dask client to audit on: a scheduler's address, or ``"local"`` for a ``LocalCluster`` here.
-
-Dask is optional (``pip install 'toolnexus[dask]'``) and imported only when asked for.
-"""
+"""A Dask client to audit on (``"local"``: a ``LocalCluster`` here); Dask is imported when asked."""
 
 from __future__ import annotations
 
@@ -27,13 +24,9 @@ def _distributed() -> Any:
 def dask_client(
     address: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT, workers: int | None = None
 ) -> Iterator[Any]:
-    """A connected ``dask.distributed.Client``, closed on exit.
-
-    ``"local"`` starts a ``LocalCluster`` of worker processes (one thread each: a batch's reads
-    are concurrent already; ``workers`` defaults to Dask's choice for this machine) and stops it
-    afterwards. Any other address is a scheduler's (``tcp://host:8786``); one that cannot be
-    reached within ``timeout`` seconds is an :class:`OSError` naming it.
-    """
+    """A connected ``dask.distributed.Client``, closed on exit: ``"local"`` starts (and stops) a
+    ``LocalCluster`` of one-thread worker processes; another address is a scheduler's, one not
+    reached within ``timeout`` seconds an :class:`OSError` naming it."""
     distributed = _distributed()
     if address == "local":
         options: dict[str, Any] = {"processes": True, "threads_per_worker": 1, "dashboard_address": None}

@@ -1,16 +1,7 @@
 """Where an audit's reads run: this process (asyncio), a ``concurrent.futures`` executor, or Dask.
 
-Every path yields results in listing order and holds at most ``concurrency`` personas at once
-(in flight or done but not yet yielded), so memory does not grow with the fleet.
-
-- **In process** (the default): remote personas are read on one event loop, ``concurrency`` at a
-  time, each with its one-round-trip plan; local ones in order in the calling thread (page-cached
-  syscalls gain nothing from threads under the GIL).
-- **An executor** gets batches: ``check_batch`` over ``size`` personas, where ``size`` lets each
-  of the executor's workers hold two batches (one running, one queued) within ``concurrency``.
-- **A Dask client** likewise, with ``retries`` so a batch whose worker died runs again elsewhere;
-  a batch is the unit of result, so no persona is reported twice. A batch that fails for good
-  reports each of its personas as an error: none is ever missing.
+Results come in listing order, at most ``concurrency`` personas held at once. Executors and Dask
+get batches, two per worker slot; a batch is the unit of result (Dask retries it whole).
 """
 
 from __future__ import annotations
@@ -37,7 +28,6 @@ T = TypeVar("T")
 
 
 def in_process(listing: Listing, concurrency: int) -> Generator[PersonaAudit, None, None]:
-    """The default executor: asyncio in this process."""
     if listing.target.local:
         for page in listing.pages:
             for candidate in page:
@@ -68,12 +58,8 @@ async def _windowed(listing: Listing, concurrency: int) -> AsyncIterator[Persona
 
 
 def _drive(results: AsyncIterator[T]) -> Iterator[T]:
-    """An async iterator as a plain one, on a private event loop stepped once per item.
-
-    Between items the loop is paused, which is the back-pressure: nothing new starts while the
-    caller works. Called from a thread whose own loop is running (a notebook), the private loop
-    is stepped in a helper thread instead.
-    """
+    """An async iterator as a plain one, on a private loop stepped once per item (paused between
+    items: the back-pressure); stepped in a helper thread if this thread's loop runs (notebooks)."""
     loop = asyncio.new_event_loop()
     helper: concurrent.futures.ThreadPoolExecutor | None = None
     try:
@@ -137,8 +123,7 @@ def _submitter(executor: Any) -> tuple[Callable[..., Any], int]:
 
 
 def refuse_fork(executor: Any, target: Target) -> None:
-    """A pool that forks its workers, for a client that does not survive ``fork()``: refused
-    now, naming the way out, rather than workers that hang for ever."""
+    """A forking pool for a client that does not survive ``fork()`` is refused now, not hung."""
     if not isinstance(executor, concurrent.futures.ProcessPoolExecutor) or target.fork_safe:
         return
     context = getattr(executor, "_mp_context", None) or multiprocessing.get_context()
@@ -151,8 +136,7 @@ def refuse_fork(executor: Any, target: Target) -> None:
 
 
 def on_executor(executor: Any, concurrency: int) -> Callable[[Listing], Generator[PersonaAudit, None, None]]:
-    """How to audit a listing on ``executor`` (checked now, before anything is listed): batches
-    of personas, results in listing order as the head batch is done."""
+    """How to audit a listing on ``executor`` (checked now, before anything is listed)."""
     submit, slots = _submitter(executor)
     size, limit = batch_plan(concurrency, slots)
 

@@ -1,11 +1,5 @@
-"""Where an audit's lines go when not to stdout: a local file or any fsspec URL, all or nothing.
-
-A report file that exists is complete: locally the lines go to a temporary file beside it,
-renamed over it at the end; on an object store they stream as a multipart upload, which is
-completed at the end and aborted on failure (S3 shows no object until then; through the obstore
-engine an unfinished upload is dropped, never completed). An audit that fails leaves the
-previous report, if any, as it was.
-"""
+"""Where an audit's lines go when not to stdout, all or nothing: a temporary file renamed at the
+end, or a multipart upload completed at the end and aborted on failure."""
 
 from __future__ import annotations
 

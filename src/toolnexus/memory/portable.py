@@ -32,7 +32,7 @@ from toolnexus.memory.edits import CAP, PORTABLE, find_once, plan_edit, readable
 from toolnexus.memory.native import TOOL_TYPE, NativeMemory, is_native
 from toolnexus.memory.paths import MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
-from toolnexus.sources import DEFAULT_ENGINE, resolve, writer_of
+from toolnexus.sources import DEFAULT_ENGINE, resolve
 from toolnexus.stores import MEMORY_FILE, MemoryStore, Plan
 
 __all__ = ["USER_FILE", "MemoryTool", "memory_tool"]
@@ -273,6 +273,6 @@ def memory_tool(
     same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused.
     """
     source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)
-    store = writer_of(source, MEMORY_FILE, single_writer=single_writer)
-    user_store = writer_of(source, USER_FILE, single_writer=single_writer) if user else None
+    store = source.writer(MEMORY_FILE, single_writer=single_writer)
+    user_store = source.writer(USER_FILE, single_writer=single_writer) if user else None
     return MemoryTool(store, user_store, max_view_chars=max_view_chars)

@@ -23,7 +23,7 @@ from toolnexus.runtime.messages import Model, ToolSpec
 from toolnexus.runtime.session import Session, SessionContext
 from toolnexus.runtime.tools import check_tool, declarations, run_blocking
 from toolnexus.soul.compose import compose_soul_parts_async
-from toolnexus.sources import DEFAULT_ENGINE, BootstrapSource, resolve
+from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 
 __all__ = ["HEARTBEAT_OK", "HEARTBEAT_PROMPT", "Agent", "AgentTool", "agent_from_dir"]
 
@@ -139,7 +139,7 @@ class Agent:
         #: What every session's soul is fitted to, and the bootstrap names it is composed from.
         self.budget, self.names = checked_budget(budget), select_names(files, profile)
         #: The home, resolved once: every session composes from this very source.
-        self.source: BootstrapSource = resolve(home, storage_options=storage_options, fs=fs)
+        self.source: SourceBase = resolve(home, storage_options=storage_options, fs=fs)
         self._said_uncacheable = False
 
     async def closing(self, work: Awaitable[T]) -> T:

@@ -1,20 +1,5 @@
-"""The bytes of a bundle: a reproducible zip or tar (plain, gzip, bzip2 or xz) of some files.
-
-Pure functions, no I/O: same names and bytes in, same archive out — whatever the files' mtimes,
-owners, modes or listing order, the time of day or the machine's user. Members sit flat at the
-archive root in :data:`BOOTSTRAP_ORDER`, then any others (the home's ``memory/`` topic files) by
-path. What is fixed, per format:
-
-* zip: every member's timestamp is :data:`BUNDLE_DATE_TIME`, mode ``0644``, creator system Unix,
-  deflate at level 9, no extra fields, no comment.
-* tar (ustar): mtime :data:`BUNDLE_MTIME` (the same instant), mode ``0644``, owner and group 0
-  with empty names. The gzip member is written here rather than by :mod:`gzip`, so its header is
-  fixed too: mtime 0, no file name, operating system "unknown" (255) — zlib's own gzip wrapper
-  would record the machine's. bzip2 (level 9) and xz (preset 6, CRC64) carry no metadata.
-
-Which format a name asks for is :func:`format_for` (``.tar``, ``.tar.gz``/``.tgz``,
-``.tar.bz2``/``.tbz2``/``.tbz``, ``.tar.xz``/``.txz``; anything else is a zip).
-"""
+"""The bytes of a bundle, pure: same names and bytes in, same zip or tar out (fixed timestamps,
+modes, owners and compression; the gzip header written here, as :mod:`gzip` records the machine)."""
 
 from __future__ import annotations
 
@@ -35,7 +20,7 @@ __all__ = [
     "BUNDLE_DATE_TIME",
     "BUNDLE_FORMATS",
     "BUNDLE_MTIME",
-    "archive_bytes",
+    "bundle_bytes",
     "canonical_format",
     "format_for",
     "named_format",
@@ -59,17 +44,7 @@ BUNDLE_FORMATS: dict[str, str] = {
 }
 
 #: File name endings that name a format (longest match wins, so ``.tar.gz`` is not ``.gz``).
-_SUFFIXES: dict[str, str] = {
-    ".zip": "zip",
-    ".tar": "tar",
-    ".tar.gz": "tar.gz",
-    ".tgz": "tar.gz",
-    ".tar.bz2": "tar.bz2",
-    ".tbz2": "tar.bz2",
-    ".tbz": "tar.bz2",
-    ".tar.xz": "tar.xz",
-    ".txz": "tar.xz",
-}
+_SUFFIXES = {f".{name}": format for name, format in BUNDLE_FORMATS.items()} | {".tbz": "tar.bz2"}
 
 _UNIX_CREATOR = 3
 _MEMBER_MODE = 0o644
@@ -78,7 +53,6 @@ _GZIP_BEST = 2  # the "extra flags" byte for level 9
 
 
 def canonical_format(name: str) -> str:
-    """``"tgz"`` → ``"tar.gz"``; an unknown name is a :class:`ValueError` listing the known ones."""
     try:
         return BUNDLE_FORMATS[name.lower()]
     except KeyError:
@@ -87,18 +61,14 @@ def canonical_format(name: str) -> str:
 
 
 def named_format(path: str) -> str | None:
-    """The format a file name's ending names, or ``None`` (``aster.bundle``, ``aster``)."""
     lower = path.lower()
     matches = [suffix for suffix in _SUFFIXES if lower.endswith(suffix)]
     return _SUFFIXES[max(matches, key=len)] if matches else None
 
 
 def format_for(path: str, asked: str | None = None) -> str:
-    """The format to write ``path`` in: ``asked`` if given, else what the name says, else zip.
-
-    An ``asked`` format that contradicts the name (``tgz`` for ``aster.zip``) is a
-    :class:`ValueError`: the reader decides by the name, so such a bundle would not read back.
-    """
+    """``asked`` if given, else what the name says, else zip; ``asked`` may not contradict the
+    name (the reader decides by the name, so the bundle would not read back)."""
     named = named_format(path)
     if asked is None:
         return named or "zip"
@@ -145,7 +115,6 @@ def _tar(files: Mapping[str, bytes]) -> bytes:
 
 
 def _gzip(data: bytes) -> bytes:
-    """One gzip member (RFC 1952) with a fixed header: no mtime, no name, OS unknown."""
     header = struct.pack("<BBBBIBB", 0x1F, 0x8B, 8, 0, 0, _GZIP_BEST, _GZIP_OS_UNKNOWN)
     compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
     body = compressor.compress(data) + compressor.flush()
@@ -160,8 +129,8 @@ _COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
 }
 
 
-def archive_bytes(files: Mapping[str, bytes], format: str = "zip") -> bytes:
-    """The reproducible archive of ``files`` in ``format`` (a name from :data:`BUNDLE_FORMATS`)."""
+def bundle_bytes(files: Mapping[str, bytes], format: str = "zip") -> bytes:
+    """The reproducible archive of ``files`` in ``format`` (a key of :data:`BUNDLE_FORMATS`)."""
     wanted = canonical_format(format)
     if wanted == "zip":
         return _zip(files)

@@ -1,20 +1,5 @@
-"""Write a persona home as a reproducible zip or tar bundle: same files in, same bytes out.
-
-The home is read through the same sources as :func:`compose_soul` (so the symlink rule, skipped
-non-regular files and the bundle home-folder rule all apply unchanged), but each file is copied
-**whole**, not capped at 2 MiB: a bundle is a copy of the home, and because the composer cuts a
-bundled file exactly where it cuts the original, ``compose_soul(out) == compose_soul(home)``.
-The one bound is :data:`MAX_BUNDLE_MEMBER_BYTES` per file, so a runaway file fails loudly instead
-of filling memory.
-
-The archive is the one ``out``'s name asks for (``.tar.gz`` a gzipped tar, anything unnamed a
-zip; see :mod:`toolnexus.soul.archives`), its members flat at the root in :data:`BOOTSTRAP_ORDER`
-with fixed timestamps, owners, permissions and compression — so it depends on nothing but the
-files' names and bytes (not their mtimes, the listing order or the home's name).
-
-The home's topic files (its ``memory/`` folder, read on demand by the memory tool) follow, sorted
-by path, so a bundle carries its notes; they are no part of the soul, which stays the same.
-"""
+"""Write a home as a reproducible zip or tar bundle: every file copied whole (up to
+:data:`MAX_BUNDLE_MEMBER_BYTES`), so ``compose_soul(out) == compose_soul(home)``."""
 
 from __future__ import annotations
 
@@ -26,39 +11,21 @@ from typing import Any
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error
-from toolnexus.soul.archives import BUNDLE_DATE_TIME, BUNDLE_FORMATS, archive_bytes, format_for, member_order
-from toolnexus.sources import (
-    DEFAULT_ENGINE,
-    Location,
-    is_url,
-    read_entries,
-    read_folder,
-    resolve,
-    resolve_output,
-)
+from toolnexus.soul.archives import BUNDLE_DATE_TIME, BUNDLE_FORMATS, bundle_bytes, format_for, member_order
+from toolnexus.sources import DEFAULT_ENGINE, Location, SourceBase, is_url, resolve, resolve_output
 
 __all__ = ["BUNDLE_DATE_TIME", "BUNDLE_FORMATS", "MAX_BUNDLE_MEMBER_BYTES", "bundle_bytes", "write_bundle"]
 
 #: Largest bootstrap file copied into a bundle (32 times the composition cap).
 MAX_BUNDLE_MEMBER_BYTES = 64 * 1024 * 1024
 
-
 #: The home's folder of topic files, bundled after the bootstrap files.
 NOTES_FOLDER = "memory"
 
 
-def bundle_bytes(files: Mapping[str, bytes], format: str = "zip") -> bytes:
-    """The reproducible archive holding ``files`` (members in :data:`BOOTSTRAP_ORDER`)."""
-    return archive_bytes(files, format)
-
-
-def _read_home(
-    home: Location, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool, engine: str
-) -> dict[str, bytes]:
-    options = storage_options
-    source = resolve(home, storage_options=options, fs=fs, follow_external_symlinks=follow, engine=engine)
-    reading = read_entries(source, BOOTSTRAP_ORDER, MAX_BUNDLE_MEMBER_BYTES)
-    notes = read_folder(source, NOTES_FOLDER, MAX_BUNDLE_MEMBER_BYTES)
+def _read_home(source: SourceBase) -> dict[str, bytes]:
+    reading = source.read_entries(BOOTSTRAP_ORDER, MAX_BUNDLE_MEMBER_BYTES)
+    notes = source.read_folder(NOTES_FOLDER, MAX_BUNDLE_MEMBER_BYTES)
     files: dict[str, bytes] = {}
     for name, entry in [*reading.entries.items(), *notes.entries.items()]:
         if entry.data is None:
@@ -79,11 +46,8 @@ def _refuse_existing(out: str) -> OSError:
 
 
 def _write_local(path: str, data: bytes, force: bool) -> None:
-    """Temp file next to ``path`` then a rename, so readers never see half an archive.
-
-    Without ``force`` the rename is a hard link, which fails instead of replacing a file that
-    appeared meanwhile; filesystems without hard links fall back to check-then-replace.
-    """
+    """Temp file next to ``path`` then a rename, so readers never see half an archive; without
+    ``force`` a hard link, which fails on a file that appeared meanwhile (else check-then-replace)."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     try:
@@ -130,25 +94,15 @@ def write_bundle(
     format: str | None = None,
     engine: str = DEFAULT_ENGINE,
 ) -> list[str]:
-    """Write ``home``'s bootstrap files and topic files to the bundle ``out``; returns the
-    names written.
+    """Write ``home``'s bootstrap and topic files to the bundle ``out``; returns the names written,
+    in :data:`BOOTSTRAP_ORDER` then the topic files by path.
 
-    ``out``'s name says the archive: ``.tar``, ``.tar.gz``/``.tgz``, ``.tar.bz2``/``.tbz2``,
-    ``.tar.xz``/``.txz`` a tar of that compression, anything else a zip; ``format`` (a key of
-    :data:`BUNDLE_FORMATS`) says it for a name that does not (``aster.bundle``), and may not
-    contradict one that does. Either way ``compose_soul(out) == compose_soul(home)``.
-
-    The names come in :data:`BOOTSTRAP_ORDER`, as the archive's members do, whatever order the
-    home listed them in (a zip home may hold its members in any order), then the topic files
-    (``memory/projects/aster.md``) by path. A failed write (a full
-    disk, a quota, access denied) raises the same :class:`OSError` subclass with the same
-    ``errno``, its message naming ``out``; nothing is left behind and an existing ``out`` stays.
-
-    ``home`` is anything :func:`compose_soul` accepts (``fs=`` applies to it). ``out`` is a local
-    path or a single fsspec URL (``s3://bucket/aster.zip``). ``storage_options`` go to every URL
-    among ``home`` and ``out``; key them by protocol (``{"s3": {...}}``) where the two differ. An
-    existing ``out`` raises :class:`FileExistsError` unless ``force=True``. ``engine`` (as for
-    :func:`compose_soul`) reads ``home`` and writes ``out`` with that client.
+    ``out``'s name says the archive (``.tar``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``…, else a zip);
+    ``format`` (a key of :data:`BUNDLE_FORMATS`) says it for a name that does not, never against
+    one that does. ``home`` is anything :func:`compose_soul` takes (``fs=`` applies to it), ``out``
+    a local path or a single URL; ``storage_options`` go to both (key them by protocol where they
+    differ). An existing ``out`` is a :class:`FileExistsError` unless ``force=True``; a failed write
+    raises its own :class:`OSError` subclass naming ``out``, leaving nothing behind.
     """
     out_path = os.fspath(out)
     kind = format_for(out_path, format)
@@ -159,8 +113,12 @@ def write_bundle(
     out_fs, out_fs_path = resolve_output(out_path, storage_options if out_is_url else None, engine)
     if out_fs is None:
         out_path = out_fs_path
-    files = _read_home(home, storage_options if home_is_url else None, fs, follow_external_symlinks, engine)
-    data = archive_bytes(files, kind)
+    options = storage_options if home_is_url else None
+    follow = follow_external_symlinks
+    files = _read_home(
+        resolve(home, storage_options=options, fs=fs, follow_external_symlinks=follow, engine=engine)
+    )
+    data = bundle_bytes(files, kind)
     try:
         if out_fs is None:
             _write_local(out_path, data, force)

@@ -1,12 +1,5 @@
-"""SoulCache: repeat compositions for long-running gateways, without giving up freshness.
-
-Every call revalidates: the cache only skips work that provably did not change, so a changed,
-added or removed file is seen on the very next call, exactly as without a cache. What counts as
-proof is each source's own answer (:meth:`~toolnexus.sources.SourceBase.changed_since`: a
-local stat, an S3 ETag, a bundle's stat or ETag, else a content hash); the cache holds no
-per-backend code. Two relaxations exist and are **off** by default: ``max_age`` and
-``stale_if_error``.
-"""
+"""SoulCache: repeat compositions without giving up freshness; every call revalidates through the
+source's own :meth:`~toolnexus.sources.SourceBase.changed_since`."""
 
 from __future__ import annotations
 
@@ -20,51 +13,40 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from toolnexus.composer.budget import Budget
+from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.fitting import fitted_soul
-from toolnexus.composer.rules import BOOTSTRAP_ORDER
-from toolnexus.soul.arguments import Call
-from toolnexus.soul.snapshot import LIMIT, Snapshot, advance
-from toolnexus.sources import (
-    DEFAULT_ENGINE,
-    BootstrapSource,
-    cache_key,
-    changed_since,
-    changed_since_async,
-)
+from toolnexus.composer.profiles import select_names
+from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
+from toolnexus.soul.snapshot import Snapshot, advance
+from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 
 __all__ = ["CacheStats", "SoulCache"]
 
 logger = logging.getLogger("toolnexus.agents")
 
-#: Default bound: personas kept. A persona holds its decoded sections (about its files' size
-#: in characters): ~20 KiB for a typical persona, at most 7 times 2 MiB for one at the cap.
+#: Personas kept by default: each holds its decoded sections (~20 KiB typically, at most 7 times 2 MiB).
 DEFAULT_MAX_PERSONAS = 256
 
 
 @dataclass
 class CacheStats:
-    """What the cache did, call by call: for dashboards and for tests."""
+    """What the cache did: calls served without I/O (``max_age``), revalidated (a file kept),
+    missed, served stale (``stale_if_error``), and personas evicted."""
 
-    #: Calls answered from the cache without any I/O (only with ``max_age``).
     fresh_hits: int = 0
-    #: Calls that revalidated and found at least one file unchanged.
     revalidated: int = 0
-    #: Calls whose persona was not cached (first call, or evicted).
     misses: int = 0
-    #: Calls that served a stale soul because the store failed (only with ``stale_if_error``).
     stale_served: int = 0
-    #: Personas dropped to stay within ``max_personas``.
     evictions: int = 0
 
 
 @dataclass
 class _Held:
+    """A snapshot, when the store last ``confirmed`` it, and its soul ``fitted`` to ``budget`` once."""
+
     snapshot: Snapshot
-    #: ``clock()`` when the snapshot was last confirmed by the store.
     confirmed: float
     budget: Budget | None = None
-    #: The snapshot fitted to ``budget``, worked out once.
     fitted: tuple[str, list[str]] | None = None
 
     def serve(self) -> tuple[str, list[str]]:
@@ -82,7 +64,7 @@ class _Held:
 class _Pending:
     """A call that has to ask the store: the source, its cache key, and what the cache held."""
 
-    source: BootstrapSource
+    source: SourceBase
     key: Hashable
     held: _Held | None
     names: tuple[str, ...]
@@ -96,18 +78,12 @@ class _Pending:
 class SoulCache:
     """An opt-in cache for :func:`compose_soul` that revalidates on every call.
 
-    ``cache = SoulCache()`` then ``cache.compose_soul(home)`` (or ``compose_soul(home,
-    cache=cache)``) returns exactly what :func:`compose_soul` would, but an unchanged local file
-    is not read or decoded again and an unchanged S3 file costs a bodiless 304.
-
-    * ``max_personas`` bounds memory: least recently used personas are dropped beyond it.
-    * ``max_age`` (seconds, default ``None`` = off): serve a soul confirmed less than this long
-      ago **without any request** — edits then take up to ``max_age`` to show.
-    * ``stale_if_error`` (seconds, default ``None`` = off): when the store fails (an ``OSError``
-      other than "no such home/file"), serve the last good soul if it was confirmed at most this
-      long ago, and log a warning naming the error. A persona that is gone is never served.
-
-    Safe to share between threads and event loops; the lock is never held during I/O.
+    ``cache.compose_soul(home)`` (or ``compose_soul(home, cache=cache)``) returns what
+    :func:`compose_soul` would; an unchanged local file is not read again, an unchanged S3 file
+    costs a bodiless 304. ``max_personas`` bounds memory (least recently used dropped);
+    ``max_age`` (seconds, off by default) serves a soul confirmed that recently without any
+    request; ``stale_if_error`` (seconds, off) serves the last good soul, with a warning, when the
+    store fails (never one that is gone). Safe across threads and loops; no lock held during I/O.
     """
 
     def __init__(
@@ -126,8 +102,8 @@ class SoulCache:
         self.stats = CacheStats()
         self._clock = clock
         self._held: OrderedDict[Hashable, _Held] = OrderedDict()
-        #: Locations already resolved (sources hold no state that can go stale: each call reads).
-        self._sources: dict[Hashable, tuple[BootstrapSource, Hashable]] = {}
+        #: Locations already resolved (a source holds nothing that goes stale: each call reads).
+        self._sources: dict[Hashable, tuple[SourceBase, Hashable]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -153,12 +129,15 @@ class SoulCache:
     ) -> tuple[str, list[str]]:
         """:func:`compose_soul`, revalidating what this cache holds for ``dir`` (per profile and
         budget: each combination is its own entry; files outside a profile are never read)."""
-        where = (storage_options, fs, follow_external_symlinks, engine)
-        call = self._begin(dir, Call.checked(where, (budget, files, profile)))
+        names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
+        source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
+        call = self._begin(source, key, names, budget)
         if not isinstance(call, _Pending):
             return call
         try:
-            snapshot = advance(call.old, changed_since(call.source, call.old, call.names, LIMIT))
+            snapshot = advance(
+                call.old, call.source.changed_since(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES)
+            )
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
@@ -175,23 +154,25 @@ class SoulCache:
         profile: str | None = None,
         engine: str = DEFAULT_ENGINE,
     ) -> tuple[str, list[str]]:
-        """:meth:`compose_soul` for event loops: each source decides how it waits (S3 on s3fs's
-        own loop, the obstore engine on the caller's, the others in a worker thread)."""
-        where = (storage_options, fs, follow_external_symlinks, engine)
-        call = self._begin(dir, Call.checked(where, (budget, files, profile)))
+        """:meth:`compose_soul` for event loops: each source decides how it waits."""
+        names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
+        source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
+        call = self._begin(source, key, names, budget)
         if not isinstance(call, _Pending):
             return call
         try:
-            answer = await changed_since_async(call.source, call.old, call.names, LIMIT)
-            snapshot = advance(call.old, answer)
+            snapshot = advance(
+                call.old,
+                await call.source.changed_since_async(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES),
+            )
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
 
-    def _begin(self, dir: Any, call: Call) -> tuple[str, list[str]] | _Pending:
+    def _begin(
+        self, source: SourceBase, key: Hashable, names: tuple[str, ...], budget: Budget | None
+    ) -> tuple[str, list[str]] | _Pending:
         """The soul itself when ``max_age`` lets it be served without a request, else what to ask."""
-        names, budget = call.names, call.budget
-        source, key = self._resolve(dir, call)
         if budget is not None or names != BOOTSTRAP_ORDER:  # each narrowing is an entry of its own
             key = (key, names, budget)
         held = self._before(key)
@@ -199,18 +180,21 @@ class SoulCache:
             return held.serve()
         return _Pending(source, key, held, names, budget)
 
-    def _resolve(self, dir: Any, call: Call) -> tuple[BootstrapSource, Hashable]:
+    def _resolve(
+        self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool, engine: str
+    ) -> tuple[SourceBase, Hashable]:
         """The source and its cache key; an absolute path or URL given alone is resolved once."""
         memo: Hashable | None = None
-        if call.storage_options is None and call.fs is None and isinstance(dir, str | PurePath):
+        if storage_options is None and fs is None and isinstance(dir, str | PurePath):
             text = os.fspath(dir)
             if text.startswith("/") or "://" in text:  # a relative path follows the working folder
-                memo = (text, call.follow_external_symlinks, call.engine)
+                memo = (text, follow, engine)
                 known = self._sources.get(memo)
                 if known is not None:
                     return known
-        source = call.source(dir)
-        resolved = (source, cache_key(source))
+        options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
+        source = resolve(dir, **options, engine=engine)
+        resolved = (source, source.cache_key)
         if memo is not None:
             if len(self._sources) >= 2 * self.max_personas:
                 self._sources.clear()

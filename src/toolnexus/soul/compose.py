@@ -1,8 +1,7 @@
-"""The public entry points: resolve the location, read once, compose — one shared path.
+"""The public entry points: resolve the location once, read once, compose.
 
-``compose_soul``, ``compose_soul_async`` and ``inspect_soul`` differ only in how they wait for
-I/O and how much they return; the rules themselves live once in :mod:`soul` (``compose`` for the
-soul alone, ``compose_report`` when the caller wants per-file diagnostics).
+``compose_soul``, ``compose_soul_async`` and ``inspect_soul`` differ only in how they wait and how
+much they return; the ``*_source`` functions are the same on a resolved source (agents, audit).
 """
 
 from __future__ import annotations
@@ -11,8 +10,9 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolnexus.composer.budget import Budget
+from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, Soul
+from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import (
     MAX_BOOTSTRAP_FILE_BYTES,
     SoulReport,
@@ -20,16 +20,7 @@ from toolnexus.composer.rules import (
     compose_report,
     compose_sections,
 )
-from toolnexus.soul.arguments import Call
-from toolnexus.sources import (
-    DEFAULT_ENGINE,
-    BootstrapSource,
-    Entry,
-    Reading,
-    read_entries,
-    read_entries_async,
-    read_prefixes,
-)
+from toolnexus.sources import DEFAULT_ENGINE, Entry, Reading, SourceBase, resolve
 
 if TYPE_CHECKING:
     from toolnexus.soul.cache import SoulCache
@@ -44,32 +35,18 @@ __all__ = [
 ]
 
 
-def _split(reading: Reading) -> tuple[dict[str, bytes], dict[str, int], dict[str, str | None]]:
-    """One pass over the entries: present files' prefixes, known sizes, skipped names (and why)."""
-    prefixes: dict[str, bytes] = {}
-    sizes: dict[str, int] = {}
-    skipped: dict[str, str | None] = {}
-    for name, entry in reading.entries.items():
-        if entry.data is None:
-            skipped[name] = entry.why
-            continue
-        prefixes[name] = entry.data
-        if entry.size is not None:
-            sizes[name] = entry.size
-    return prefixes, sizes, skipped
-
-
 def _sections(reading: Reading, budget: Budget | None = None) -> tuple[list[str], list[str]]:
-    """The hot path: no per-file diagnostics are built; sizes only matter for files over the cap."""
-    entries = reading.entries
-    prefixes = {name: entry.data for name, entry in entries.items() if entry.data is not None}
+    """The hot path: no per-file diagnostics; sizes only matter for files over the cap."""
+    entries = reading.entries.items()
+    prefixes = {name: entry.data for name, entry in entries if entry.data is not None}
     sizes = {
         name: entry.size
-        for name, entry in entries.items()
+        for name, entry in entries
         if entry.size is not None and entry.size > MAX_BOOTSTRAP_FILE_BYTES
     }
-    limit = MAX_BOOTSTRAP_FILE_BYTES
-    return compose_sections(reading.location, prefixes, limit=limit, sizes=sizes, budget=budget)
+    return compose_sections(
+        reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes, budget=budget
+    )
 
 
 def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str]]:
@@ -78,31 +55,29 @@ def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str
 
 
 def _report(
-    reading: Reading, names: tuple[str, ...], budget: Budget | None, errors: Mapping[str, str] | None = None
+    read: Mapping[str, bytes] | Reading,
+    location: str,
+    names: tuple[str, ...],
+    budget: Budget | None,
+    errors: Mapping[str, str] | None = None,
 ) -> SoulReport:
-    prefixes, sizes, skipped = _split(reading)
-    layers = {name: entry.origin for name, entry in reading.entries.items() if entry.origin is not None}
+    """Plain prefixes (whole files within the cap) go straight to the composer."""
+    if not isinstance(read, Reading):
+        return compose_report(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, names=names, budget=budget)
+    entries = read.entries.items()
     return compose_report(
-        reading.location,
-        prefixes,
+        read.location,
+        {name: entry.data for name, entry in entries if entry.data is not None},
         limit=MAX_BOOTSTRAP_FILE_BYTES,
-        sizes=sizes,
-        skipped=skipped,
-        layers=layers,
+        sizes={
+            name: entry.size for name, entry in entries if entry.data is not None and entry.size is not None
+        },
+        skipped={name: entry.why for name, entry in entries if entry.data is None},
+        layers={name: entry.origin for name, entry in entries if entry.origin is not None},
         names=names,
         budget=budget,
         errors=errors,
     )
-
-
-def _inspected(
-    location: str, read: Mapping[str, bytes] | Reading, names: tuple[str, ...], budget: Budget | None
-) -> SoulReport:
-    """The report of a read: plain prefixes (each a whole file within the cap) go straight to
-    the composer, without the entries a :class:`Reading` carries (a tenth of a local report)."""
-    if isinstance(read, Reading):
-        return _report(read, names, budget)
-    return compose_report(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, names=names, budget=budget)
 
 
 def compose_soul(
@@ -120,31 +95,28 @@ def compose_soul(
     """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
 
     ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``),
-    a path on ``fs``, a UPath, or a :class:`BootstrapSource`. A zip or tar file is read as a
-    bundle. A list or tuple of locations, base first, is a layered persona: each bootstrap file
-    comes from the topmost layer that has it, all layers are read at once, and a missing layer is
-    an error naming it. ``storage_options`` configure the filesystem built from a URL (per hop,
-    keyed by protocol, for chained URLs; for layers, every URL layer). The result is a snapshot:
-    call again to pick up edits. ``cache=SoulCache()`` skips re-reading what provably did not
-    change, revalidating on every call.
+    a path on ``fs``, a UPath, a :class:`BootstrapSource`, or a list of them, base first (a
+    layered persona: the topmost layer holding a file wins). A zip or tar file is a bundle.
+    ``storage_options`` configure the filesystem built from a URL (keyed by protocol per hop).
+    The result is a snapshot; ``cache=SoulCache()`` skips what provably did not change.
 
-    ``files=("AGENTS.md", "TOOLS.md")`` or ``profile="subagent"`` (see :data:`PROFILES`)
-    composes only those names, still in :data:`BOOTSTRAP_ORDER`; the others are never read.
-    ``budget=Budget(per_file=20_000, total=60_000)`` fits the soul to a model after the rules
-    (see :class:`Budget`); ``found`` then names the sections in the soul.
-
-    ``engine="obstore"`` reads ``s3://``, ``gs://`` and ``az://`` URLs with obstore's client
-    instead of fsspec's (same requests, less CPU; the extra ``obstore``); local paths and source
-    objects are read the same whatever the engine.
+    ``files=("AGENTS.md", "TOOLS.md")`` or ``profile="subagent"`` (see :data:`PROFILES`) reads
+    only those names; ``budget=Budget(per_file=20_000, total=60_000)`` fits the soul to a model
+    after the rules. ``engine="obstore"`` reads ``s3://``, ``gs://`` and ``az://`` URLs with
+    obstore's client (same requests, less CPU; the extra ``obstore``).
     """
-    call = Call.checked((storage_options, fs, follow_external_symlinks, engine), (budget, files, profile))
-    if cache is not None:
-        return cache.compose_soul(dir, **call.cached())
-    source = call.source(dir)
-    read = read_prefixes(source, call.names, MAX_BOOTSTRAP_FILE_BYTES)
+    follow = follow_external_symlinks
+    if cache is not None:  # one way to cache: the cache's own method
+        options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
+        return cache.compose_soul(dir, **options, budget=budget, files=files, profile=profile, engine=engine)
+    names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
+    )
+    read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES)
     if not isinstance(read, Reading):  # the hot path (local): plain bytes when nothing needs more
-        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=call.budget)
-    return _soul(read, call.budget)
+        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=budget)
+    return _soul(read, budget)
 
 
 async def compose_soul_async(
@@ -159,32 +131,33 @@ async def compose_soul_async(
     profile: str | None = None,
     engine: str = DEFAULT_ENGINE,
 ) -> tuple[str, list[str]]:
-    """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop
-    (with ``engine="obstore"``, obstore's requests on the caller's loop).
-
-    Compose fleets with ``asyncio.gather``; for many concurrent S3 personas size the connection
-    pool: ``storage_options={"config_kwargs": {"max_pool_connections": 400}}`` (fsspec's engine).
-    """
-    call = Call.checked((storage_options, fs, follow_external_symlinks, engine), (budget, files, profile))
+    """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop.
+    For many concurrent S3 personas size the pool: ``storage_options={"config_kwargs":
+    {"max_pool_connections": 400}}``."""
+    follow = follow_external_symlinks
     if cache is not None:
-        return await cache.compose_soul_async(dir, **call.cached())
-    reading = await read_entries_async(call.source(dir), call.names, MAX_BOOTSTRAP_FILE_BYTES)
-    return _soul(reading, call.budget)
+        options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
+        return await cache.compose_soul_async(
+            dir, **options, budget=budget, files=files, profile=profile, engine=engine
+        )
+    names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
+    )
+    return _soul(await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES), budget)
 
 
 def _read_each(
-    source: BootstrapSource, names: tuple[str, ...], failure: OSError
+    source: SourceBase, names: tuple[str, ...], failure: OSError
 ) -> tuple[Reading, dict[str, str]]:
-    """After a failed batch read: every name on its own, so one bad file cannot hide the rest.
-
-    A failure of every name is the home's, not a file's (missing, unreachable): ``failure`` again.
-    """
+    """After a failed batch read, every name on its own, so one bad file cannot hide the rest;
+    when every name fails, the failure is the home's: ``failure`` again."""
     entries: dict[str, Entry] = {}
     errors: dict[str, str] = {}
     location = source.location
     for name in names:
         try:
-            reading = read_entries(source, (name,), MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+            reading = source.read_entries((name,), MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
         except OSError as error:
             errors[name] = str(error)
             continue
@@ -209,61 +182,53 @@ def inspect_soul(
 ) -> SoulReport:
     """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
 
-    The soul and found list are exactly ``compose_soul``'s; sizes of files over the cap are
-    looked up exactly, which may cost one extra request per oversized remote file. Each present
-    file's report names the ``layer`` (location) that supplied it. With ``files``/``profile``
-    the report lists only those names; with a ``budget`` each present file's report also says
-    its ``chars``, ``tokens`` (when the budget has a tokenizer), ``kept`` (in the budget's unit),
-    ``budget_truncated`` and ``omitted``. A skipped file's report says why (``reason``).
-
-    ``on_error="report"`` is for diagnostics (``toolnexus inspect``): a file that cannot be read
-    becomes a row with status ``"error"`` and the error's message as its ``reason`` instead of
-    raising, and the soul is what the *other* files give — one ``compose_soul`` would refuse to
-    return. A home that cannot be read at all still raises.
+    Sizes over the cap are looked up exactly (maybe one request per oversized remote file); each
+    file's report names its ``layer``, and with a ``budget`` its ``chars``, ``tokens``, ``kept``,
+    ``budget_truncated`` and ``omitted``. ``on_error="report"`` (``toolnexus inspect``) makes an
+    unreadable file a row with status ``"error"`` and the soul what the others give; a home that
+    cannot be read at all still raises.
     """
-    call = Call.checked((storage_options, fs, follow_external_symlinks, engine), (budget, files, profile))
-    names, budget, source = call.names, call.budget, call.source(dir)
+    names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
+    follow = follow_external_symlinks
+    source = resolve(
+        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
+    )
     try:
-        read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+        read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     except OSError as failure:
         if on_error != "report":
             raise
         reading, errors = _read_each(source, names, failure)
-        return _report(reading, names, budget, errors)
-    return _inspected(source.location, read, names, budget)
+        return _report(reading, source.location, names, budget, errors)
+    return _report(read, source.location, names, budget)
 
 
 def inspect_source(
-    source: BootstrapSource, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
+    source: SourceBase, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
 ) -> SoulReport:
-    """:func:`inspect_soul` on a resolved source (``names`` already selected, ``budget`` already
-    checked): what ``audit`` runs for each local persona, once per persona with nothing to re-check."""
-    read = read_prefixes(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
-    return _inspected(source.location, read, names, budget)
+    """:func:`inspect_soul` on a resolved source, names and budget checked (``audit``, locally)."""
+    return _report(
+        source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True), source.location, names, budget
+    )
 
 
 async def compose_soul_parts_async(
-    source: BootstrapSource,
+    source: SourceBase,
     *,
     persona: str | None = None,
     budget: Budget | None = None,
     names: tuple[str, ...] = BOOTSTRAP_ORDER,
 ) -> tuple[Soul, list[str]]:
-    """:func:`compose_soul_async` on a resolved source (``names`` already selected, ``budget``
-    already checked), the soul as a :class:`Soul` that knows its stable and volatile parts: what
-    an agent's session runs on (its model places cache breakpoints between them). The split is
-    made over the sections as composed — budget applied — so the text is exactly
-    ``compose_soul_async``'s."""
-    reading = await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES)
+    """:func:`compose_soul_async` on a resolved source, as a :class:`Soul` that knows its stable
+    and volatile parts (an agent's session); split after the budget, so the text is the same."""
+    reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES)
     sections, found = _sections(reading, budget)
     return Soul.from_sections(zip(found, sections, strict=True), persona=persona), found
 
 
 async def inspect_source_async(
-    source: BootstrapSource, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
+    source: SourceBase, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
 ) -> SoulReport:
-    """:func:`inspect_soul` for event loops, on a resolved source (``names`` already selected,
-    ``budget`` already checked): what ``audit`` runs for each remote persona, the reads awaited
-    on the filesystem's own loop."""
-    reading = await read_entries_async(source, names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
-    return _report(reading, names, budget)
+    """:func:`inspect_source` for event loops (``audit``, remote personas)."""
+    reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+    return _report(reading, source.location, names, budget)

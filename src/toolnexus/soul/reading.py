@@ -1,12 +1,5 @@
-"""``read_bootstrap_file``: one bootstrap file of any readable home, as the soul reads it.
-
-For showing a file to a person (``toolnexus memory … view``) without composing the whole soul and
-without needing a writable home: the same resolution and capped read as ``inspect_soul`` (zip and
-tar bundles, HTTP, layers — the topmost layer holding the file wins), the same decoding (UTF-8, or
-UTF-16 after its byte-order mark; invalid bytes become U+FFFD; the 2 MiB cap). Unlike the soul's
-section, the text keeps its line endings and trailing whitespace, so a piece copied from it can be
-given to the memory tool's ``replace``.
-"""
+"""``read_bootstrap_file``: one bootstrap file of any readable home, decoded as the soul does but
+keeping its line endings, so a piece of it can be given to the memory tool's ``replace``."""
 
 from __future__ import annotations
 
@@ -15,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, FileReport, normalise_body
-from toolnexus.sources import DEFAULT_ENGINE, Location, read_entries, resolve
+from toolnexus.sources import DEFAULT_ENGINE, Location, resolve
 
 __all__ = ["BootstrapFile", "read_bootstrap_file"]
 
@@ -25,11 +18,7 @@ _BOM_LENGTH = {"utf-8": 3, "utf-16-le": 2, "utf-16-be": 2}
 
 @dataclass(frozen=True, slots=True)
 class BootstrapFile:
-    """One bootstrap file found in a home: its text and what the soul's rules made of it.
-
-    ``report.status`` is ``"present"``, or ``"skipped"`` for a name that is not a regular file
-    (then ``text`` is empty). ``report.layer`` names the layer it came from in a layered persona.
-    """
+    """A bootstrap file's text and its report (``"present"``, or ``"skipped"`` with no text)."""
 
     text: str
     report: FileReport
@@ -63,7 +52,7 @@ def read_bootstrap_file(
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
-    reading = read_entries(source, [name], MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+    reading = source.read_entries([name], MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     entry = reading.entries.get(name)
     if entry is None:
         return None

@@ -1,11 +1,5 @@
-"""What :class:`SoulCache` keeps per persona, and how a source's answer updates it — pure.
-
-A snapshot holds each present file's decoded section with the validator its source gave, and
-the home's own validator; it is what the cache hands back to the source next time (it satisfies
-:class:`toolnexus.sources.Validators`). Validators are opaque here: what they mean, and what
-counts as proof that a file did not change, is each backend's business
-(:meth:`toolnexus.sources.SourceBase.changed_since`).
-"""
+"""What :class:`SoulCache` keeps per persona (the source's validators, opaque here, and the
+decoded sections), and how a source's answer updates it — pure."""
 
 from __future__ import annotations
 
@@ -15,10 +9,7 @@ from dataclasses import dataclass
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
 from toolnexus.sources import Changes, NotModified
 
-__all__ = ["LIMIT", "Snapshot", "advance"]
-
-#: Every file is read up to the seed's cap (plus the byte that tells it was over).
-LIMIT = MAX_BOOTSTRAP_FILE_BYTES
+__all__ = ["Snapshot", "advance"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +26,7 @@ class Snapshot:
 
 def _section(location: str, name: str, data: bytes, size: int | None) -> str:
     sizes = {} if size is None else {name: size}
-    return compose(location, {name: data}, limit=LIMIT, sizes=sizes)[0]
+    return compose(location, {name: data}, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes)[0]
 
 
 def advance(old: Snapshot | None, answer: Changes | NotModified) -> Snapshot:

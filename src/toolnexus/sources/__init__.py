@@ -10,31 +10,22 @@ obstore's own client (:mod:`.obstore`).
 
 from __future__ import annotations
 
-from toolnexus.sources.azure import AzureSource
+from functools import partial
+
 from toolnexus.sources.base import (
     BootstrapSource,
     Entry,
-    EntrySourceBase,
+    PlainSource,
     Reading,
     SourceBase,
     by_content,
-    cache_key,
-    changed_since,
-    changed_since_async,
-    read_entries,
-    read_entries_async,
-    read_folder,
     read_only,
-    read_prefixes,
-    writer_of,
 )
 from toolnexus.sources.bundle import ZIP, BundleSource
 from toolnexus.sources.children import Child, Pages
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
-from toolnexus.sources.gcs import GcsSource
 from toolnexus.sources.http import HttpSource
-from toolnexus.sources.in_memory import InMemorySource
 from toolnexus.sources.layered import LayeredSource
 from toolnexus.sources.local import LocalSource
 from toolnexus.sources.mapping import DictSource
@@ -68,13 +59,13 @@ from toolnexus.sources.registry import (
 from toolnexus.sources.resolve import Location, is_url, resolve, resolve_output, url_to_fs
 from toolnexus.sources.s3 import S3Source
 from toolnexus.sources.tar import TAR, TarSource
+from toolnexus.stores import AzureBlobStore, GcsStore
 
 __all__ = [
     "DEFAULT_ENGINE",
     "NOT_MODIFIED",
     "ArchiveFile",
     "ArchiveKind",
-    "AzureSource",
     "Backend",
     "BootstrapSource",
     "BundleSource",
@@ -83,12 +74,9 @@ __all__ = [
     "DictSource",
     "Engine",
     "Entry",
-    "EntrySourceBase",
     "FreshFile",
     "FsspecSource",
-    "GcsSource",
     "HttpSource",
-    "InMemorySource",
     "LayeredSource",
     "LocalSource",
     "Location",
@@ -96,6 +84,7 @@ __all__ = [
     "ObstoreFsspecSource",
     "ObstoreSource",
     "Pages",
+    "PlainSource",
     "Reading",
     "S3Source",
     "SourceBase",
@@ -105,42 +94,28 @@ __all__ = [
     "backend",
     "backends",
     "by_content",
-    "cache_key",
-    "changed_since",
-    "changed_since_async",
     "engine",
     "filesystem_source",
     "is_url",
     "kind_by_name",
-    "open_source",
-    "read_entries",
-    "read_entries_async",
-    "read_folder",
     "read_only",
-    "read_prefixes",
     "register_archive",
     "register_engine",
     "register_filesystem_source",
     "resolve",
     "resolve_output",
     "url_to_fs",
-    "writer_of",
 ]
 
 register_archive(ZIP)
 register_archive(TAR)
 register_filesystem_source(("s3", "s3a"), S3Source, extra="s3")
-register_filesystem_source(("gs", "gcs"), GcsSource, extra="gcs")
-register_filesystem_source(("az", "abfs", "abfss"), AzureSource, extra="azure")
+register_filesystem_source(("gs", "gcs"), partial(FsspecSource, conditional_store=GcsStore), extra="gcs")
+register_filesystem_source(
+    ("az", "abfs", "abfss"), partial(FsspecSource, conditional_store=AzureBlobStore), extra="azure"
+)
 register_filesystem_source(("http", "https"), HttpSource, extra="http")
-register_filesystem_source(("memory",), InMemorySource)
+register_filesystem_source(("memory",), partial(FsspecSource, process_local=True))
 register_filesystem_source(ADAPTER_PROTOCOLS, ObstoreFsspecSource, extra="obstore", implementation=ADAPTER)
 register_filesystem_source(("obstore",), ObstoreSource.on_files, extra="obstore", implementation=STORE_FILES)
-register_engine(
-    Engine(
-        "obstore", tuple(PROTOCOLS), open_url, open_filesystem, open_output, extra="obstore", fork_safe=False
-    )
-)
-
-#: The resolver's earlier name, kept for code that imported it.
-open_source = resolve
+register_engine(Engine("obstore", tuple(PROTOCOLS), open_url, open_filesystem, open_output, extra="obstore"))

@@ -1,17 +1,6 @@
-"""Where the home is inside an archive: the rule zip and tar bundles share, written once.
-
-The home is the archive root, unless the root holds no bootstrap file and exactly one top-level
-folder (``zip -r aster.zip aster/``, ``tar czf aster.tgz aster``; archivers' ``__MACOSX`` folders
-are ignored), in which case it is that folder. A root with no bootstrap file and several folders
-is an error that names them and shows how to pick one (``zip://FOLDER::…``): an empty soul there
-would hide a mistake. A root whose only folder is ``memory/`` (a home's topic files) is the home
-itself. An explicit folder (from a chained URL) is used as given.
-
-Member names are normalised once: a backslash is a separator (Windows tools write
-``aster\\AGENTS.md``, and unzip and 7-Zip read it as a folder), and in a tar a leading ``./``
-(``tar czf a.tgz -C aster .``) is dropped. Matching is then literal, so ``../AGENTS.md`` and
-``/AGENTS.md`` match nothing.
-"""
+"""Where the home is inside an archive (zip and tar): the root, unless it holds no bootstrap file
+and one top-level folder; several are an error showing how to pick one (``zip://FOLDER::…``).
+Names are normalised once (``\\`` a separator, a tar's ``./`` dropped), then matched literally."""
 
 from __future__ import annotations
 
@@ -29,8 +18,7 @@ NOTES_FOLDER = "memory"
 
 
 def member_path(raw: str, *, dot_prefixed: bool = False) -> str:
-    """A member's name as a path with ``/`` separators; ``dot_prefixed`` drops leading ``./``
-    (tar archives of ``.``); zip tools never write one, so in a zip it matches nothing."""
+    """``/`` separators; ``dot_prefixed`` (tar) drops a leading ``./``."""
     path = raw.replace("\\", "/")
     while dot_prefixed and path.startswith("./"):
         path = path[2:]

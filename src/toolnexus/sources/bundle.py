@@ -1,18 +1,7 @@
-"""Zipped persona bundles, read with the standard library's :mod:`zipfile` over any file object.
+"""Zip bundles, read with :mod:`zipfile` over any file object, opened afresh on every call.
 
-A bundle is opened afresh on every call (no cached central directory or size can go stale), and
-only what a composition needs is read: the end record, the central directory and the wanted
-members, each inflated incrementally to at most ``limit + 1`` bytes — a zip bomb inflates no
-further than the cap. Nothing is ever extracted to disk.
-
-Which members count — the home folder, the several-folders error, backslash names — is the rule
-of :mod:`.archive_home`, shared with tar bundles. Two members with the same wanted name make the
-bundle ambiguous: an error.
-
-Only stored and deflated members are read: :mod:`zipfile` inflates those incrementally, but
-inflates a whole compressed chunk of a bzip2 or LZMA member at once, without a bound — a few
-hundred bytes of bzip2 can become gigabytes. Encrypted members and other methods are refused too.
-Every failure names the bundle (and the member), whatever layer it came from.
+Members are inflated incrementally to ``limit + 1`` bytes (a zip bomb stops at the cap); only
+stored and deflated ones are read, since zipfile inflates a bzip2 or LZMA chunk whole.
 """
 
 from __future__ import annotations
@@ -37,10 +26,9 @@ if TYPE_CHECKING:
 
 __all__ = ["BUNDLE_BLOCK_SIZE", "ZIP", "ZIP_SIGNATURES", "BundleSource", "open_archive"]
 
-#: Readahead for archives on remote storage: small, so an asset stored next to the persona's
-#: files is never fetched (fsspec's default buffer would read 50 MiB). Each readahead miss costs
-#: at most this much slack: the tail, then at most two misses per member (header, then data),
-#: keeps a seven-member composition under 256 KiB of slack however the members are scattered.
+#: Readahead for remote archives: small, so assets beside the persona's files are never fetched
+#: (fsspec's default reads 50 MiB); the tail plus two misses per member keep seven members
+#: under 256 KiB of slack.
 BUNDLE_BLOCK_SIZE = 16 * 1024
 
 #: Leading bytes of a zip archive (local file header, empty archive, spanning marker).
@@ -77,37 +65,21 @@ class BundleSource(SourceBase):
         return cls(opener, path, folder)
 
     @classmethod
-    def from_fs(cls, fs: Any, path: str, folder: str | None = None) -> BundleSource:
-        """A bundle on any fsspec filesystem, read through a small readahead buffer."""
-        return cls(functools.partial(open_archive, fs, path), str(fs.unstrip_protocol(path)), folder)
-
-    @classmethod
     def from_archive_file(cls, file: ArchiveFile, folder: str | None = None) -> BundleSource:
-        """The zip bundle ``file`` (how the registry opens one), wherever it is."""
         if file.fs is None:
             return cls.from_file(file.path, folder)
         return cls(functools.partial(_open_ranged_or_download, file), file.location, folder)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
-        """Never: a bundle is read-only."""
         raise read_only(self.location, "a zip bundle (read-only)", ZIP.read_only_reason)
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        """Open the archive, pick the home folder, inflate each wanted member up to the cap.
-
-        Each step turns its own failures into errors naming the bundle, so that a raw
-        ``PermissionError`` or ``FileNotFoundError`` from storage never leaks out unnamed.
-        """
         with self._opened() as archive:
             return self._read_members(archive, names, limit)
 
     def read_folder(self, folder: str, limit: int) -> Reading:
-        """The members below the home's ``folder``, inflated up to the cap like any member."""
         with self._opened() as archive:
-            members = [(member_path(member.filename), member) for member in archive.infolist()]
-            prefix = home_prefix(
-                (path for path, _ in members), BOOTSTRAP_ORDER, self.folder, self.location, "zip"
-            )
+            members, prefix = self._home(archive, BOOTSTRAP_ORDER)
             below = f"{prefix}{folder}/"
             entries: dict[str, Entry] = {}
             for path, member in members:
@@ -117,7 +89,6 @@ class BundleSource(SourceBase):
             return Reading(self.location, entries)
 
     def _member(self, archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: str, limit: int) -> Entry:
-        """One member's first ``limit + 1`` bytes, inflated incrementally; failures name it."""
         try:
             _check_readable(member)
             with archive.open(member) as stream:
@@ -154,9 +125,15 @@ class BundleSource(SourceBase):
         reason = "is a file, neither a directory nor a zip bundle"
         raise location_error(NotADirectoryError, self.location, reason)
 
-    def _read_members(self, archive: zipfile.ZipFile, names: Sequence[str], limit: int) -> Reading:
+    def _home(
+        self, archive: zipfile.ZipFile, names: Sequence[str]
+    ) -> tuple[list[tuple[str, zipfile.ZipInfo]], str]:
+        """Every member with its normalised path, and the home's prefix among them."""
         members = [(member_path(member.filename), member) for member in archive.infolist()]
-        prefix = home_prefix((path for path, _ in members), names, self.folder, self.location, "zip")
+        return members, home_prefix((path for path, _ in members), names, self.folder, self.location, "zip")
+
+    def _read_members(self, archive: zipfile.ZipFile, names: Sequence[str], limit: int) -> Reading:
+        members, prefix = self._home(archive, names)
         location = f"zip://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
         by_name: dict[str, zipfile.ZipInfo] = {}
         wanted = {prefix + name: name for name in names}
@@ -188,12 +165,8 @@ class BundleSource(SourceBase):
 
 
 def open_archive(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> IO[bytes]:
-    """Open an archive on an fsspec filesystem for :mod:`zipfile`: small readahead, seek errors fixed.
-
-    ``info``, when the caller has just looked the file up, spares the lookup that reading a remote
-    file otherwise does (a HEAD on S3, whose ETag then pins every ranged GET to this version of the
-    object). Pass it only to an opener used once, so it cannot go stale.
-    """
+    """An archive on an fsspec filesystem for :mod:`zipfile`: small readahead, seek errors fixed.
+    ``info`` just looked up spares a HEAD (its ETag pins every GET); for an opener used once."""
     known = {} if info is None else {"size": info["size"]}
     handle = fs.open(path, "rb", block_size=BUNDLE_BLOCK_SIZE, cache_type="readahead", **known)
     if hasattr(type(handle), "details"):  # fsspec's AbstractBufferedFile: reads are ranged requests
@@ -208,8 +181,7 @@ def open_archive(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> I
 
 
 def _open_ranged_or_download(file: ArchiveFile) -> IO[bytes]:
-    """Ranged reads where the server serves ranges; a bounded download where it does not
-    (fsspec's HTTP files raise ValueError naming range requests, e.g. ``python -m http.server``)."""
+    """Ranged reads, or a bounded download from a server without ranges (``http.server``)."""
     try:
         return open_archive(file.fs, file.path, file.info)
     except ValueError as error:
@@ -254,7 +226,6 @@ def _check_readable(member: zipfile.ZipInfo) -> None:
 
 
 def _explain(error: BaseException) -> BaseException:
-    """zipfile's messages for the remaining unsupported features are terse; say what they mean."""
     if isinstance(error, NotImplementedError):
         return ValueError(f"unsupported zip feature ({error})")
     return error

@@ -1,11 +1,5 @@
-"""A folder's direct children, page by page: what ``audit`` lists to find the personas in it.
-
-Each backend lists its own way (:meth:`SourceBase.children`): a local folder with one streamed
-``scandir``; S3 with ``ListObjectsV2`` and a delimiter, a page at a time (see
-:meth:`S3Source.children`); any other fsspec filesystem with one ``ls``; the obstore engine with
-obstore's own delimiter listing (:func:`delimited_children`). The pages are lazy, but
-whether the folder exists is decided by the call, so a missing one fails before anything is listed.
-"""
+"""A folder's direct children page by page (:meth:`SourceBase.children`); a missing folder fails
+at the call, before any page."""
 
 from __future__ import annotations
 
@@ -32,8 +26,6 @@ LIST_PAGE_SIZE = 1000
 
 
 class Child(NamedTuple):
-    """One direct child: its ``name``, its ``path`` in the source's own form, whether a folder."""
-
     name: str
     path: str
     folder: bool
@@ -48,7 +40,6 @@ def no_such_prefix(location: str) -> OSError:
 
 
 def local_children(root: str) -> Pages | None:
-    """``root``'s children (one ``scandir``, streamed), or ``None`` when ``root`` is a file."""
     try:
         mode = os.stat(root).st_mode
     except FileNotFoundError:
@@ -74,7 +65,6 @@ def _scan(root: str) -> Pages:
 
 
 def fsspec_children(fs: Any, path: str, location: str) -> Pages | None:
-    """One ``ls`` (a filesystem without pages: only the names are held), or ``None`` for a file."""
     fs.invalidate_cache(path)
     try:
         info = fs.info(path)
@@ -95,15 +85,11 @@ def fsspec_children(fs: Any, path: str, location: str) -> Pages | None:
 
 
 def delimited_children(store: Any, path: str, location: str) -> Pages | None:
-    """``path``'s children in an obstore store, from one ``list_with_delimiter``; ``None`` when
-    nothing at all is listed there (the caller tells a bundle from no such prefix).
+    """``path``'s children from one ``list_with_delimiter`` (``None``: nothing listed there).
 
-    obstore's delimiter listing has no pages in its API: object_store requests every page of
-    the listing (1,000 keys each on S3) and returns them together. So the names of the prefix's
-    *direct* children (one per persona, not their files: about 100 bytes each) are held at once,
-    then handed out :data:`LIST_PAGE_SIZE` a page in key order; the audit's reads, the bulk of
-    its memory, stay bounded by its concurrency. A folder marker (``path/``, listed as ``path``)
-    is no child: alone, it makes an empty prefix. A missing bucket is no such prefix.
+    That API has no pages, so the direct children's names (about 100 bytes a persona) are held at
+    once and handed out :data:`LIST_PAGE_SIZE` a page; a folder marker alone is an empty prefix,
+    a missing bucket no such prefix.
     """
     import obstore  # noqa: PLC0415  (the optional engine)
 

@@ -1,13 +1,5 @@
-"""How a source answers "what changed since the validators you hold?" — the cache's one question.
-
-Like a Jinja loader's ``uptodate``, freshness belongs to the backend: each source knows its
-cheapest proof that a file did not change (a local file's stat, an S3 ETag checked with
-``If-None-Match``, a bundle's own stat or ETag). The caller (:class:`SoulCache`) keeps what the
-source answered last time — a validator per present file and one for the whole home — and
-hands it back; it never learns what a validator means. A source that has no cheaper proof uses
-:func:`.base.by_content`: read as usual and compare content digests, which is always correct and
-saves only the decoding.
-"""
+"""How a source answers "what changed since these validators?" — the cache's one question. The
+proof is the backend's (a stat, an ETag, a digest); the cache never learns what it means."""
 
 from __future__ import annotations
 
@@ -20,8 +12,6 @@ __all__ = ["NOT_MODIFIED", "Changes", "FreshFile", "NotModified", "Validators", 
 
 
 class Validators(Protocol):
-    """What a caller kept from a source's last answer (SoulCache keeps it in its snapshot)."""
-
     @property
     def tag(self) -> Hashable | None:
         """The whole home's validator (a folder's stat and listing, a bundle's ETag), if any."""
@@ -29,7 +19,7 @@ class Validators(Protocol):
 
     @property
     def validators(self) -> Mapping[str, Hashable | None]:
-        """Each present file's validator (``None``: nothing proves that file unchanged)."""
+        """Each present file's validator (``None``: nothing proves it unchanged)."""
         ...
 
 
@@ -45,21 +35,14 @@ NOT_MODIFIED = NotModified()
 
 
 class FreshFile(NamedTuple):
-    """A file read again: its first ``limit + 1`` bytes, full size when known, new validator."""
-
     data: bytes
     size: int | None
     validator: Hashable | None
 
 
 class Changes(NamedTuple):
-    """A source's answer when something may have changed.
-
-    ``kept`` names the files whose validator still holds (the caller keeps what it had),
-    ``read`` the files read again (new or changed); a name in neither is gone. ``tag`` is the
-    home's new validator and ``location`` where the home turned out to be (as in
-    :class:`Reading`).
-    """
+    """``kept``: files whose validator holds; ``read``: files read again; a name in neither is
+    gone. ``tag`` is the home's new validator, ``location`` where the home turned out to be."""
 
     location: str
     tag: Hashable | None
@@ -70,10 +53,8 @@ class Changes(NamedTuple):
 def conditional_changes(
     location: str, names: Sequence[str], answers: Sequence[FreshFile | NotModified | BaseException | None]
 ) -> Changes | None:
-    """What one conditional GET per name (``If-None-Match: <validator>``) said, as
-    :class:`Changes`: a 304 keeps the name, a body is read again, ``None`` (a 404) is gone and an
-    exception is a failed read of that file. ``None`` when no name was there at all: then only the
-    usual read can tell an empty home from a bundle or no home."""
+    """One conditional GET per name as :class:`Changes` (304 kept, body read, ``None`` gone, an
+    exception raised); ``None`` when no name was there: only the usual read tells what that is."""
     kept: list[str] = []
     read: dict[str, FreshFile] = {}
     for name, answer in zip(names, answers, strict=True):

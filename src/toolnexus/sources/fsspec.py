@@ -75,15 +75,26 @@ class FsspecSource(SourceBase):
 
     #: The compare-and-swap store the server can enforce (probed first); ``None``: writes are
     #: refused unless ``single_writer=True``.
-    conditional_store: ClassVar[Callable[..., CompareAndSwapStore] | None] = None
+    conditional_store: Callable[..., CompareAndSwapStore] | None = None
     #: No other process can reach this filesystem (``memory://``): a lock in this process suffices.
-    process_local: ClassVar[bool] = False
+    process_local: bool = False
     #: Said after the refusal to write without conditional writes: another way out, if any.
     refusal_hint: ClassVar[str] = ""
     #: Whether a forked process can still read through it (obstore's runtime threads cannot).
     fork_safe: ClassVar[bool] = True
 
-    def __init__(self, fs: Any, path: str) -> None:
+    def __init__(
+        self,
+        fs: Any,
+        path: str,
+        *,
+        conditional_store: Callable[..., CompareAndSwapStore] | None = None,
+        process_local: bool = False,
+    ) -> None:
+        if conditional_store is not None:
+            self.conditional_store = conditional_store
+        if process_local:
+            self.process_local = True
         self.fs = fs
         self.path = path
         self.location = str(fs.unstrip_protocol(path))

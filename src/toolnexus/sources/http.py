@@ -1,13 +1,5 @@
-"""Persona homes served over HTTP(S), including by servers without Range support.
-
-fsspec's HTTP filesystem sends a ``Range`` header and trusts the server: one that ignores it
-(``python -m http.server``, many static hosts) answers with the whole file, which fsspec then
-reads entirely — a 1 GiB SOUL.md would be downloaded into memory to keep 2 MiB. Here every
-bootstrap file is one GET (all issued together) that still asks for the range, but whose body is
-read only up to ``limit + 1`` bytes and then dropped: bounded whatever the server does. An empty
-file's 416 is an empty file. Bundles over HTTP are opened by :mod:`.registry` (a streaming GET for
-tar, ranged reads or a bounded download for zip).
-"""
+"""Homes over HTTP(S): each name one GET asking for the range, its body read to ``limit + 1``
+bytes whatever the server does with ``Range`` (``python -m http.server`` ignores it)."""
 
 from __future__ import annotations
 
@@ -28,7 +20,6 @@ class HttpSource(FsspecSource):
     """A home on an fsspec HTTP filesystem: ``HttpSource(HTTPFileSystem(), "https://host/aster")``."""
 
     def read_folder(self, folder: str, limit: int) -> Reading:
-        """HTTP cannot list a folder: none is found (a bundle behind a URL reads its own)."""
         if self._looks_like_bundle():
             return super().read_folder(folder, limit)
         return Reading(self.location, {})
@@ -45,7 +36,6 @@ class HttpSource(FsspecSource):
         return list(await asyncio.gather(*gets))
 
     async def _capped_get(self, session: Any, url: str, end: int) -> Any:
-        """At most ``end`` bytes of ``url``, or the exception (as ``cat_ranges`` returns them)."""
         kwargs = dict(self.fs.kwargs)
         headers = {**kwargs.pop("headers", {}), "Range": f"bytes=0-{end - 1}"}
         try:

@@ -1,17 +1,8 @@
 """Local persona homes, read with plain ``os`` calls: the fast path, and the symlink policy.
 
-One ``scandir`` of the home tells which names exist and what they are (from the directory entry
-itself, no extra ``stat``). Regular files are opened relative to the home's descriptor with
-``O_NOFOLLOW | O_NONBLOCK``: a file swapped for a symlink after the scan fails to open instead of
-being followed, and one swapped for a FIFO cannot block. One ``fstat`` bounds the single read to
-``min(size, limit) + 1`` bytes, so a 1 GiB file costs what a 2 MiB one does.
-
-Freshness (for :class:`SoulCache`): one ``fstat`` of the folder (a listing only if it changed),
-one ``fstatat`` per present name; a file whose (inode, device, size, mtime_ns, ctime_ns) all
-match is neither read nor decoded. A file changed less than :data:`RACY_SECONDS` ago is never
-trusted by its stat (two same-size writes within one timestamp tick look identical), so it is
-read every call until it has aged; symlinked bootstrap files are read every call (their rule is
-re-applied). A bundle is proved unchanged by its own stat, with the same rule.
+One ``scandir``, then per name ``openat(O_NOFOLLOW | O_NONBLOCK)`` on the home's descriptor, one
+``fstat`` and one read bounded by the size. Freshness is a stat per file and one of the folder,
+never trusted younger than :data:`RACY_SECONDS`.
 """
 
 from __future__ import annotations
@@ -33,9 +24,8 @@ from toolnexus.stores import LocalStore, MemoryStore
 
 __all__ = ["RACY_SECONDS", "LocalSource"]
 
-#: A local file changed less than this long ago is re-read on every call: file timestamps tick
-#: coarsely (a kernel jiffy; 2 s on FAT; a server clock on NFS), so a same-size rewrite within
-#: one tick would keep the stat the cache saw.
+#: A file changed less than this long ago is re-read every call: timestamps tick coarsely (2 s on
+#: FAT, a server's clock on NFS), so a same-size rewrite within one tick keeps the stat.
 RACY_SECONDS = 3.0
 
 #: The wall clock file timestamps are compared with (a seam for tests that age files).
@@ -56,7 +46,6 @@ _PROC_FD = "/proc/self/fd" if sys.platform.startswith("linux") and os.path.isdir
 
 
 def file_kind(mode: int) -> str:
-    """What a file that is not a regular one is, in a word: why its name is skipped."""
     if stat.S_ISDIR(mode):
         return "folder"
     if stat.S_ISFIFO(mode):
@@ -69,10 +58,9 @@ def file_kind(mode: int) -> str:
 class LocalSource(SourceBase):
     """A persona home in a local directory: ``LocalSource("personas/aster")``.
 
-    Symlink rule: a bootstrap file that is a symlink is followed when its fully resolved target
-    lies inside the home; a target outside raises :class:`BootstrapError` naming the link without
-    opening the target, unless ``follow_external_symlinks=True``. A dangling symlink or a symlink
-    loop also raises :class:`BootstrapError` — the author meant a file to be there.
+    A symlinked bootstrap file is followed when its resolved target lies inside the home; one
+    outside raises :class:`BootstrapError` without opening it, unless
+    ``follow_external_symlinks=True``; a dangling or looping symlink raises too.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, follow_external_symlinks: bool = False) -> None:
@@ -81,12 +69,7 @@ class LocalSource(SourceBase):
         self.follow_external_symlinks = follow_external_symlinks
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        """One scan of the home, then one bounded read per present name (``exact_sizes`` is free).
-
-        A home that turns out to be a regular file is read as a bundle (which kind: the
-        registry decides): opening it as a directory is what tells, so a composition costs no
-        ``stat`` up front.
-        """
+        """A home that is a regular file is a bundle: opening it as a folder tells, no ``stat``."""
         read = self.read_fast(names, limit, exact_sizes=exact_sizes)
         if isinstance(read, Reading):
             return read
@@ -95,11 +78,8 @@ class LocalSource(SourceBase):
     def read_fast(
         self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
     ) -> dict[str, bytes] | Reading:
-        """:meth:`read_entries`, but in the common case (every present name a regular file within
-        the cap, read whole) just ``{name: bytes}``, read flat with the same scan, flags,
-        ``dir_fd`` and single bounded read. Anything else (a symlink, a non-regular file, a file
-        over the cap or whose size changed, an error) is read again the careful way
-        (:meth:`read_listed`: the symlink rule, errors naming the file)."""
+        """Plain bytes in the common case; anything else (a symlink, a non-file, over the cap, a
+        size that changed, an error) is read the careful way (:meth:`read_listed`)."""
         dir_fd, listing = self.scan()
         if listing is None:
             return self.bundle().read_entries(names, limit, exact_sizes=exact_sizes)
@@ -123,7 +103,6 @@ class LocalSource(SourceBase):
     def _read_plain(
         self, dir_fd: int, listing: dict[str, os.DirEntry[str]], names: Sequence[str], limit: int
     ) -> dict[str, bytes] | None:
-        """The common case of :meth:`read_fast`, or ``None`` when the careful path must decide."""
         prefixes: dict[str, bytes] = {}
         for name in names:
             dir_entry = listing.get(name)
@@ -153,8 +132,7 @@ class LocalSource(SourceBase):
         return prefixes
 
     def read_folder(self, folder: str, limit: int) -> Reading:
-        """The files below ``folder``, reached one folder at a time without following a symlink
-        (a file that is one is skipped; a folder that is one is an error naming it)."""
+        """Reached one folder at a time, no symlink followed (a symlinked folder is an error)."""
         if not os.path.isdir(self.root):
             return self.bundle().read_folder(folder, limit)
         try:
@@ -166,10 +144,7 @@ class LocalSource(SourceBase):
         return Reading(self.location, files)
 
     def scan(self) -> tuple[int | None, dict[str, os.DirEntry[str]] | None]:
-        """``(dir_fd, {name: entry})`` of the home; the listing is ``None`` when the home is a file.
-
-        The caller closes ``dir_fd`` (``None`` where ``os.open`` takes no ``dir_fd``).
-        """
+        """``(dir_fd, {name: entry})``, the listing ``None`` for a file; the caller closes ``dir_fd``."""
         dir_fd: int | None = None
         try:
             if HAS_DIR_FD:
@@ -188,7 +163,6 @@ class LocalSource(SourceBase):
         raise error from cause
 
     def bundle(self) -> SourceBase:
-        """The home is not a directory: a regular file is a bundle, anything else an error."""
         self._require_regular_file()
         return archive_for_file(ArchiveFile(self.root, self.location))
 
@@ -210,8 +184,7 @@ class LocalSource(SourceBase):
     def changed_since(
         self, since: Validators | None, names: Sequence[str], limit: int
     ) -> Changes | NotModified:
-        """Stats first (see the module); only files whose stat changed are read, through
-        :meth:`read_entries`, so the symlink rule and its errors apply unchanged."""
+        """Stats first (see the module); files whose stat changed are read by :meth:`read_entries`."""
         trusted_before_ns = int((_now() - RACY_SECONDS) * 1e9)
         try:
             dir_fd = os.open(self.root, DIR_FLAGS) if HAS_DIR_FD else None
@@ -229,8 +202,8 @@ class LocalSource(SourceBase):
         kept: list[str] = []
         stale: dict[str, Hashable | None] = {}
         try:
-            # The folder's own stat proves its listing unchanged (an added, removed or renamed
-            # entry changes the folder's mtime and ctime), with the same racy window as for files.
+            # The folder's stat proves its listing unchanged (an entry added, removed or renamed
+            # changes its mtime and ctime), with the same racy window as files.
             listing = stat_validator(os.fstat(dir_fd), trusted_before_ns)
             if listing is not None and isinstance(old_tag, tuple) and old_tag[0] == listing:
                 present: frozenset[str] = old_tag[1]
@@ -260,15 +233,11 @@ class LocalSource(SourceBase):
         return Changes(self.location, tag, tuple(kept), read)
 
     def children(self) -> Pages | None:
-        """The folder's children, one ``scandir`` streamed; ``None`` when the home is a file."""
         return local_children(self.root)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
-        """An existing, writable folder: ``name`` is replaced atomically under ``flock``.
-
-        ``single_writer`` changes nothing here: local writes are always coordinated. A bundle is
-        read-only (:class:`BootstrapError`), another file a :class:`NotADirectoryError`.
-        """
+        """``name`` replaced atomically under ``flock`` (always coordinated: ``single_writer``
+        changes nothing); a bundle is read-only, another file a NotADirectoryError."""
         try:
             is_dir = stat.S_ISDIR(os.stat(self.root).st_mode)
         except FileNotFoundError:
@@ -281,7 +250,7 @@ class LocalSource(SourceBase):
         return LocalStore(self.root, name)
 
     def read_listed(self, dir_fd: int | None, dir_entry: os.DirEntry[str], limit: int) -> Entry | None:
-        """Read one name the scan found (``Entry(None)`` if not a regular file, ``None`` if gone)."""
+        """One scanned name: ``Entry(None)`` if not a regular file, ``None`` if gone meanwhile."""
         try:
             if dir_entry.is_file(follow_symlinks=False):
                 fd = self._open_listed(dir_fd, dir_entry)
@@ -298,7 +267,6 @@ class LocalSource(SourceBase):
             raise read_error(error, self.location, dir_entry.name) from error
 
     def _open_listed(self, dir_fd: int | None, dir_entry: os.DirEntry[str]) -> int:
-        """Open a file the scan saw as regular; one swapped for a symlink since is refused."""
         path = dir_entry.name if dir_fd is not None else dir_entry.path
         try:
             return os.open(path, _OPEN_FLAGS, dir_fd=dir_fd)

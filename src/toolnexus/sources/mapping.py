@@ -31,12 +31,8 @@ def _as_bytes(location: str, name: str, value: object) -> bytes:
 
 
 class DictSource(SourceBase):
-    """Bootstrap files from a mapping of name to ``bytes`` (or ``str``, encoded as UTF-8).
-
-    The mapping is read on every composition, so edits to it show on the next one. When it is
-    mutable, ``memory_tool`` writes MEMORY.md back into it (serialised by a lock in this
-    process); a read-only mapping is refused with :class:`BootstrapError`.
-    """
+    """Bootstrap files from a mapping of name to ``bytes`` (or ``str``, as UTF-8), read on every
+    composition; ``memory_tool`` writes a mutable one under a lock in this process."""
 
     def __init__(self, files: Mapping[str, bytes | str], location: str = "dict://persona") -> None:
         self.files = files
@@ -60,7 +56,6 @@ class DictSource(SourceBase):
         return Reading(self.location, entries)
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> DictStore:
-        """A store writing ``name`` into the mapping; a read-only mapping cannot be written."""
         if not isinstance(self.files, MutableMapping):
             why = "its mapping is read-only; pass a dict to write memory into it"
             raise read_only(self.location, f"a {type(self.files).__name__}", why)
@@ -91,7 +86,6 @@ class DictStore:
             return change
 
     def file(self, name: str) -> DictStore:
-        """The store of another file of the same mapping (a key with folders: ``memory/a.md``)."""
         return DictStore(self.files, self.location, name, self._lock)
 
     def listing(self, folder: str) -> dict[str, int]:

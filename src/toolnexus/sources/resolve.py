@@ -1,19 +1,8 @@
-""":func:`resolve`: the one place a location becomes a source.
+""":func:`resolve`: the one place a location becomes a source (the resolving layer).
 
-Every entry point — ``compose_soul``, ``compose_soul_async``, ``inspect_soul``, ``memory_tool``,
-``write_bundle`` and the CLI — calls this once. Nothing else looks at URLs, protocols, ``fs=`` or
-UPath-ness; what a *file* home is (zip, tar, …) is decided by :mod:`.registry`, at read time.
-
-- a :class:`BootstrapSource` is used as it is;
-- ``fs=`` and UPath objects carry their own filesystem;
-- a plain path (no ``://``, no ``::``) is a local home: the fast path, fsspec is not imported;
-- a chained URL whose first hop names a registered archive kind (``zip://FOLDER::…``,
-  ``tar://FOLDER::…``) is that bundle on the filesystem of the rest of the chain;
-- any other URL goes through fsspec — or, with ``engine="obstore"``, an ``s3://``, ``gs://`` or
-  ``az://`` URL (and ``fs=`` an obstore adapter) through that engine's own client. Local paths
-  and source objects are the same whatever the engine.
-
-Resolving does no I/O: a location is looked at when it is read.
+Every entry point calls it once and hands the source down: nothing below looks at URLs, ``fs=``,
+UPaths, options or engines. A plain :class:`BootstrapSource` is wrapped (:func:`.base.as_source`),
+a plain path is local (fsspec not imported). Resolving does no I/O.
 """
 
 from __future__ import annotations
@@ -23,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from toolnexus.sources.base import BootstrapSource
+from toolnexus.sources.base import BootstrapSource, SourceBase, as_source
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.layered import LayeredSource
 from toolnexus.sources.local import LocalSource
@@ -33,9 +22,9 @@ from toolnexus.sources.registry import (
     Engine,
     archive_kind,
     backend,
-    engine,
     filesystem_source,
 )
+from toolnexus.sources.registry import engine as _engine
 
 __all__ = ["Location", "is_url", "resolve", "resolve_output", "url_to_fs"]
 
@@ -50,16 +39,15 @@ def resolve(
     fs: Any = None,
     follow_external_symlinks: bool = False,
     engine: str = DEFAULT_ENGINE,
-) -> BootstrapSource:
-    """Turn anything ``compose_soul`` accepts into a :class:`BootstrapSource`.
+    reads: int | None = None,
+) -> SourceBase:
+    """Turn anything ``compose_soul`` accepts into its source; a list or tuple is layers, base first.
 
-    A list or tuple of locations is a layered persona, base first (see :class:`LayeredSource`).
-    ``engine`` names the client for object-store URLs (``"fsspec"`` or ``"obstore"``).
-    Raises :class:`TypeError` for an unsupported location or options that cannot apply to it,
-    and :class:`ValueError` naming the location for a URL whose protocol nobody knows (or an
-    unknown engine).
+    ``engine`` names the client for object-store URLs (``"fsspec"`` or ``"obstore"``); ``reads``
+    sizes a URL's client for that many requests in flight (``audit``). Unsupported locations or
+    options are a :class:`TypeError`, an unknown protocol or engine a :class:`ValueError`.
     """
-    client = _engine(engine)
+    client = None if engine == DEFAULT_ENGINE else _engine(engine)  # checked before any I/O
     plain = (
         location if type(location) is str else os.fspath(location) if isinstance(location, PurePath) else None
     )
@@ -71,13 +59,15 @@ def resolve(
         return _layers(location, storage_options, fs, follow_external_symlinks, engine)
     # A str is never a source; saying so first skips the runtime-Protocol check, which costs
     # more than composing a small local soul.
-    if not isinstance(location, str | os.PathLike) and isinstance(location, BootstrapSource):
+    if isinstance(location, SourceBase) or (
+        not isinstance(location, str | os.PathLike) and isinstance(location, BootstrapSource)
+    ):
         if storage_options or fs is not None or follow_external_symlinks:
             raise TypeError(
                 "storage_options, fs and follow_external_symlinks cannot apply to a BootstrapSource; "
                 "configure the source itself"
             )
-        return location
+        return as_source(location)
     if fs is not None:
         if storage_options:
             raise TypeError("pass storage_options or fs=, not both: options are for building a filesystem")
@@ -94,16 +84,23 @@ def resolve(
         if storage_options:
             raise TypeError(f"storage_options cannot apply to the local path {path!r}")
         return LocalSource(path, follow_external_symlinks=follow_external_symlinks)
+    options = dict(storage_options or {})
+    if reads is not None:
+        options = _sized(path, options, reads, client)
     if client is not None:
-        return client.open_url(path, dict(storage_options or {}))
-    return _from_url(path, dict(storage_options or {}), follow_external_symlinks)
+        return client.open_url(path, options)
+    return _from_url(path, options, follow_external_symlinks)
 
 
-def _engine(name: str) -> Engine | None:
-    """The engine named, checked on every call (before any I/O); ``None`` is fsspec."""
-    if name == DEFAULT_ENGINE:  # the common case, without a lookup
-        return None
-    return engine(name)
+def _sized(url: str, options: dict[str, Any], reads: int, client: Engine | None) -> dict[str, Any]:
+    """The options for ``reads`` requests at once: the engine's say, or the backend's (s3fs:
+    a connection pool that large); options the caller set win."""
+    if client is not None:
+        sized = client.concurrent_options
+    else:
+        row = backend(url.split("://", 1)[0]) if "::" not in url else None
+        sized = getattr(row.source, "concurrent_options", None) if row is not None else None
+    return sized(options, reads) if sized is not None else options
 
 
 def _layers(
@@ -121,7 +118,7 @@ def _layers(
         raise TypeError("layers are locations, not nested lists: pass one flat list, base first")
     if storage_options and fs is None and not is_url(locations):
         raise TypeError("storage_options cannot apply: no layer is a URL")
-    layers: list[BootstrapSource] = []
+    layers: list[SourceBase] = []
     for layer in locations:
         if isinstance(layer, str | os.PathLike):
             options = storage_options if fs is None and is_url(layer) else None
@@ -156,9 +153,7 @@ def resolve_output(
     if client is not None:
         return client.open_output(out, dict(storage_options or {}))
     fs, path = url_to_fs(out, dict(storage_options or {}))
-    if _is_local_fs(fs):
-        return None, path
-    return fs, path
+    return (None if _is_local_fs(fs) else fs), path
 
 
 def _as_path(location: Any) -> str:
@@ -186,9 +181,7 @@ def _is_local_fs(fs: Any) -> bool:
     return isinstance(fs, LocalFileSystem)
 
 
-def _on_filesystem(
-    fs: Any, path: str, follow_external_symlinks: bool, client: Engine | None
-) -> BootstrapSource:
+def _on_filesystem(fs: Any, path: str, follow_external_symlinks: bool, client: Engine | None) -> SourceBase:
     if _is_local_fs(fs):
         return LocalSource(fs._strip_protocol(path), follow_external_symlinks=follow_external_symlinks)
     if client is not None:
@@ -232,7 +225,7 @@ def _not_installed(url: str, innermost: str, error: ImportError) -> ImportError:
     return ImportError(f"{url}: the {protocol}:// backend is not installed ({hint})")
 
 
-def _from_url(url: str, storage_options: dict[str, Any], follow_external_symlinks: bool) -> BootstrapSource:
+def _from_url(url: str, storage_options: dict[str, Any], follow_external_symlinks: bool) -> SourceBase:
     head, _, rest = url.partition("::")
     protocol, scheme, folder = head.partition("://")
     kind = archive_kind(protocol) if scheme and rest else None

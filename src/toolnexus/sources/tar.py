@@ -1,17 +1,5 @@
-"""Tar bundles (``.tar``, ``.tar.gz``/``.tgz``, ``.tar.bz2``/``.tbz2``, ``.tar.xz``/``.txz``).
-
-Read like zip bundles — by path, by URL, on S3, chained ``tar://FOLDER::…``, with the same
-home-folder rule (:mod:`.archive_home`) — and never extracted. A compressed tar has no index: it
-must be decompressed from the start, so one sequential pass reads the member headers and keeps
-the wanted members' first ``limit + 1`` bytes, stopping as soon as every wanted name of the home
-has been seen. The pass is bounded: past :data:`MAX_TAR_SCAN_BYTES` of decompressed data the
-bundle is refused with :class:`BootstrapError` (a tar bomb costs at most that much time and no
-more memory than the wanted members), so put bootstrap files first in big archives.
-
-Members that are not regular files — folders, symlinks, hard links, devices — are skipped like a
-local home's non-files; links are never followed. A name held twice (``tar -r`` appends) is
-ambiguous: an error, as in a zip. The compression is told by the leading bytes, not the name.
-"""
+"""Tar bundles, plain or gzip, bzip2 or xz: one sequential pass (a tar has no index), stopped
+once the home's names were seen, refused past :data:`MAX_TAR_SCAN_BYTES` (a tar bomb's bound)."""
 
 from __future__ import annotations
 
@@ -42,7 +30,6 @@ _USTAR_OFFSET = 257
 
 
 def _is_tar(head: bytes) -> bool:
-    """A compressed stream (checked to be a tar when read) or a POSIX/GNU tar header."""
     return head.startswith((_GZIP, _BZIP2, _XZ)) or head[_USTAR_OFFSET : _USTAR_OFFSET + 5] == b"ustar"
 
 
@@ -90,7 +77,6 @@ _DECOMPRESSORS: tuple[tuple[bytes, Callable[[Any], Any]], ...] = (
 
 
 def _decompressed(raw: IO[bytes], location: str) -> _Bounded:
-    """The tar stream itself, whatever compression the leading bytes name."""
     head = raw.read(len(_XZ))
     stream: Any = _Prefixed(head, raw)
     for magic, reader in _DECOMPRESSORS:
@@ -101,11 +87,8 @@ def _decompressed(raw: IO[bytes], location: str) -> _Bounded:
 
 
 class TarSource(SourceBase):
-    """A persona home inside a tar archive: ``TarSource(ArchiveFile(path, path))``.
-
-    ``folder`` names the home folder explicitly (as ``tar://aster::…`` does); ``None`` applies
-    the single-top-level-folder rule.
-    """
+    """A persona home inside a tar archive: ``TarSource(ArchiveFile(path, path))``; ``folder``
+    as for :class:`.bundle.BundleSource`."""
 
     def __init__(self, file: ArchiveFile, folder: str | None = None) -> None:
         self.file = file
@@ -113,19 +96,15 @@ class TarSource(SourceBase):
         self.folder = folder.strip("/") if folder else None
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
-        """Never: a bundle is read-only."""
         raise read_only(self.location, "a tar bundle (read-only)", TAR.read_only_reason)
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         return self._pass(lambda stream: self._scan(stream, names, limit))
 
     def read_folder(self, folder: str, limit: int) -> Reading:
-        """One pass keeping every member below a folder named ``folder``; the home-folder rule
-        then says which of them are the home's."""
         return self._pass(lambda stream: self._scan_folder(stream, folder, limit))
 
     def _pass(self, scan: Callable[[_Bounded], Reading]) -> Reading:
-        """Open the archive and run one sequential ``scan`` over it, naming the bundle on failure."""
         try:
             raw = self.file.open_stream()
         except FileNotFoundError:
@@ -155,7 +134,6 @@ class TarSource(SourceBase):
         return Reading(self.location, entries)
 
     def _scan(self, stream: _Bounded, names: Sequence[str], limit: int) -> Reading:
-        """One pass: every member path (for the folder rule), the candidates' capped bytes."""
         wanted = set(names)
         paths: list[str] = []
         candidates: dict[str, Entry] = {}  # by member path: root names and one folder's names
@@ -201,7 +179,6 @@ class TarSource(SourceBase):
 
 
 def _member_kind(member: tarfile.TarInfo) -> str:
-    """What a member that is not a regular file is, for a skipped name's reason."""
     if member.isdir():
         return "folder"
     if member.issym():
@@ -213,14 +190,10 @@ def _member_kind(member: tarfile.TarInfo) -> str:
     return "device" if member.isdev() else "not a regular file"
 
 
-def _open(file: ArchiveFile, folder: str | None) -> TarSource:
-    return TarSource(file, folder)
-
-
 #: Tar bundles, plain or compressed with gzip, bzip2 or xz.
 TAR = ArchiveKind(
     protocol="tar",
     suffixes=(".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz"),
     sniff=_is_tar,
-    open=_open,
+    open=TarSource,
 )
