@@ -22,9 +22,9 @@ from typing import Any
 
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.fitting import fitted_soul
-from toolnexus.composer.rules import BOOTSTRAP_ORDER
+from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.soul.arguments import Call
-from toolnexus.soul.snapshot import LIMIT, Snapshot, advance
+from toolnexus.soul.snapshot import Snapshot, advance
 from toolnexus.sources import (
     DEFAULT_ENGINE,
     BootstrapSource,
@@ -158,7 +158,9 @@ class SoulCache:
         if not isinstance(call, _Pending):
             return call
         try:
-            snapshot = advance(call.old, changed_since(call.source, call.old, call.names, LIMIT))
+            snapshot = advance(
+                call.old, changed_since(call.source, call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES)
+            )
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
@@ -182,7 +184,7 @@ class SoulCache:
         if not isinstance(call, _Pending):
             return call
         try:
-            answer = await changed_since_async(call.source, call.old, call.names, LIMIT)
+            answer = await changed_since_async(call.source, call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES)
             snapshot = advance(call.old, answer)
         except OSError as error:
             return self._failed(call, error)

@@ -12,13 +12,11 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
+from toolnexus.composer.parts import SECTION_SEPARATOR
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
 from toolnexus.sources import Changes, NotModified
 
-__all__ = ["LIMIT", "Snapshot", "advance"]
-
-#: Every file is read up to the seed's cap (plus the byte that tells it was over).
-LIMIT = MAX_BOOTSTRAP_FILE_BYTES
+__all__ = ["Snapshot", "advance"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +33,7 @@ class Snapshot:
 
 def _section(location: str, name: str, data: bytes, size: int | None) -> str:
     sizes = {} if size is None else {name: size}
-    return compose(location, {name: data}, limit=LIMIT, sizes=sizes)[0]
+    return compose(location, {name: data}, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes)[0]
 
 
 def advance(old: Snapshot | None, answer: Changes | NotModified) -> Snapshot:
@@ -59,5 +57,5 @@ def advance(old: Snapshot | None, answer: Changes | NotModified) -> Snapshot:
     if old is not None and old.found == found and all(old.sections[n] is sections[n] for n in found):
         soul = old.soul
     else:
-        soul = "\n\n".join(sections[name] for name in found)
+        soul = SECTION_SEPARATOR.join(sections[name] for name in found)
     return Snapshot(answer.location, answer.tag, validators, sections, soul, found)
