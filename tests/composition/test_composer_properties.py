@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolnexus.agents import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, TRUNCATION_NOTICE
-from toolnexus.composer.rules import _careful_body, compose, compose_report, normalise_body
+from toolnexus.composer.rules import compose, compose_report, normalise_body
 
 CAPS = st.integers(min_value=1, max_value=24)
 
@@ -196,15 +196,6 @@ def test_compose_fast_path_equals_the_report(persona: dict[str, bytes], cap: int
     prefixes = {n: d[: cap + 1] for n, d in persona.items()}
     report = compose_report("mem", prefixes, limit=cap)
     assert compose("mem", prefixes, limit=cap) == (report.soul, report.found)
-
-
-@given(CONTENT, st.integers(min_value=0, max_value=64), st.none() | st.integers(min_value=0))
-def test_plain_fast_path_equals_the_careful_rule(data: bytes, cap: int, size: int | None) -> None:
-    """normalise_body's fast path (under the cap, no BOM lead byte) says exactly what the general
-    rule says: the same body and the same report."""
-    prefix = data[: cap + 1]
-    fast = normalise_body(prefix, limit=cap, size=size, name="SOUL.md", layer="l")
-    assert fast == _careful_body(prefix, cap, size, "SOUL.md", "l")
 
 
 # -- UTF-16 (issue 13): a file starting with a UTF-16 BOM is UTF-16 --------------------------

@@ -14,9 +14,8 @@ from typing import Any
 
 from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES
 
-__all__ = ["CAP", "Recorder", "file_in", "outcome", "refusal", "shell_command"]
+__all__ = ["Recorder", "file_in", "outcome", "refusal", "shell_command"]
 
-CAP = MAX_BOOTSTRAP_FILE_BYTES
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
@@ -70,7 +69,7 @@ def outcome(action: str, arguments: dict[str, Any], recorder: Recorder) -> str:
     if change is None or change.data is None:
         return f"toolnexus: {where} already reads that way; nothing was changed"
     done = _DONE[action].format(where=where, old=_quoted(arguments.get("old", "")))
-    return f"toolnexus: {done} ({len(change.data)} of {CAP} bytes used)"
+    return f"toolnexus: {done} ({len(change.data)} of {MAX_BOOTSTRAP_FILE_BYTES} bytes used)"
 
 
 def refusal(
@@ -101,7 +100,8 @@ def refusal(
             )
     if _would_grow_past_cap(action, arguments, seen):
         return (
-            f"toolnexus: the edit would take {where} over its {CAP}-byte limit; nothing was changed. "
+            f"toolnexus: the edit would take {where} over its {MAX_BOOTSTRAP_FILE_BYTES}-byte limit; "
+            "nothing was changed. "
             f"Shorten older notes first (see them with: {view})"
         )
     return f"toolnexus: {where} was not changed: {said.removeprefix('error:').strip()}"
@@ -109,9 +109,10 @@ def refusal(
 
 def _unreadable(seen: bytes, where: str) -> str | None:
     """Why a file cannot be edited safely at all (over the cap, UTF-16, not UTF-8), or ``None``."""
-    if len(seen) > CAP:
+    if len(seen) > MAX_BOOTSTRAP_FILE_BYTES:
         return (
-            f"toolnexus: {where} is over the {CAP}-byte limit (it was written outside toolnexus), so "
+            f"toolnexus: {where} is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit "
+            "(it was written outside toolnexus), so "
             "it is not edited; shorten it in an editor first. Nothing was changed"
         )
     if seen[:2] in _UTF16_BOMS:
@@ -137,7 +138,7 @@ def _would_grow_past_cap(action: str, arguments: dict[str, Any], seen: bytes | N
         size += len(str(arguments.get("content", "")).encode()) + 2
     elif action == "replace":
         size += len(str(arguments.get("new", "")).encode()) - len(str(arguments.get("old", "")).encode())
-    return size > CAP
+    return size > MAX_BOOTSTRAP_FILE_BYTES
 
 
 def _target_words(name: str) -> tuple[str, ...]:

@@ -12,14 +12,14 @@ are taken off the total first. Deterministic: same input, same soul.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.cutting import cut
 from toolnexus.composer.parts import SECTION_SEPARATOR
 
-__all__ = ["MIN_SHARE", "Fitted", "fit", "fits_as_is", "fitted_sections", "fitted_soul"]
+__all__ = ["MIN_SHARE", "Fitted", "fit", "fitted_sections", "fitted_soul"]
 
 logger = logging.getLogger("toolnexus.agents")
 
@@ -89,28 +89,6 @@ def _untouched(bodies: Sequence[tuple[str, str]], budget: Budget) -> bool:
         return True
     # "## NAME\n\n" is 5 characters more than the name; sections are joined by "\n\n".
     return sum(len(name) + len(body) + 7 for name, body in bodies) - 2 <= budget.total
-
-
-def fits_as_is(prefixes: Mapping[str, bytes], budget: Budget, limit: int) -> bool:
-    """Whether a budget in characters provably cuts nothing, judged from the bytes alone.
-
-    A body never has more characters than its file has bytes (UTF-8 and UTF-16 alike; a BOM, a
-    CRLF or trailing space only remove some), so when every file is within the cap, ``per_file``
-    and, with headers and separators, ``total`` *in bytes*, the unbudgeted soul is within the
-    budget: the hot path then composes exactly as without a budget.
-    """
-    if budget.unit != "chars":
-        return False
-    # C loops only: this runs on compose_soul's hot path. "## NAME\n\n" heads each section,
-    # "\n\n" joins them; ``bound`` is then at least the unbudgeted soul's length.
-    bound = sum(map(len, prefixes.values())) + sum(map(len, prefixes)) + 7 * len(prefixes) - 2
-    per_file, total = budget.per_file, budget.total
-    if total is not None and bound > total:
-        return False
-    if bound <= limit and (per_file is None or bound <= per_file):
-        return True  # no single file can be longer than all of them
-    most = max(map(len, prefixes.values()), default=0)
-    return most <= limit and (per_file is None or most <= per_file)
 
 
 def fitted_sections(

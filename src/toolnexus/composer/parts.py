@@ -71,29 +71,14 @@ def split_sections(sections: Iterable[tuple[str, str]]) -> tuple[SoulPart, ...]:
     return tuple(parts)
 
 
-#: Each name's section header, and the same led by the separator (every section but the first).
-_HEADERS = {name: f"## {name}\n\n" for name in BOOTSTRAP_ORDER}
-_JOINED_HEADERS = {name: f"{SECTION_SEPARATOR}## {name}\n\n" for name in BOOTSTRAP_ORDER}
-
-
-def ordered_parts(found: list[str], bodies: list[str]) -> tuple[SoulPart, ...]:
-    """:func:`split_sections` of the sections of ``found[i]`` with ``bodies[i]``, for names in
-    :data:`BOOTSTRAP_ORDER` (as every composition's are).
-
-    The stable names come first there, so there are at most two runs, split where the stable ones
-    end; each run is joined at once from headers and bodies, without a string per section in
-    between and without a Python loop (``inspect_soul`` and ``audit`` run this once per persona).
-    """
-    if not found:
-        return ()
-    pieces = bodies * 2  # the right length; every other item is overwritten with a header
-    pieces[::2] = map(_JOINED_HEADERS.__getitem__, found)
-    pieces[1::2] = bodies
-    pieces[0] = _HEADERS[found[0]]
-    stable = 2 * len(_STABLE.intersection(found))
-    if stable in {0, len(pieces)}:
-        return (("".join(pieces), stable > 0),)
-    return (("".join(pieces[:stable]), True), ("".join(pieces[stable:]), False))
+def ordered_parts(found: list[str], sections: list[str]) -> tuple[SoulPart, ...]:
+    """:func:`split_sections` of ``zip(found, sections)`` for names in :data:`BOOTSTRAP_ORDER`
+    (as every composition's are): the stable names come first, so there are at most two runs."""
+    stable = len(_STABLE.intersection(found))
+    if stable in {0, len(found)}:
+        return ((SECTION_SEPARATOR.join(sections), stable > 0),) if found else ()
+    volatile = SECTION_SEPARATOR.join(["", *sections[stable:]])  # led by the separator
+    return ((SECTION_SEPARATOR.join(sections[:stable]), True), (volatile, False))
 
 
 class Soul(str):

@@ -1,8 +1,9 @@
-"""The composition rules of SPEC §7E (and issue 13's UTF-16 rule), written once and free of I/O.
+"""The specification's composition rules, each written once and free of I/O.
 
 Every backend hands this module the same thing — the first ``limit + 1`` bytes of each present
-bootstrap file — so every backend composes byte-identical souls. Keeping it pure is also what
-makes the Hypothesis properties cheap: they drive it with tiny caps and no filesystem.
+bootstrap file — so every backend composes byte-identical souls, and the Hypothesis properties
+drive it with tiny caps and no filesystem. :func:`compose` (the hot path) and
+:func:`compose_report` (``inspect_soul``, ``audit``) both take each section from :func:`_sections`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from array import array
 from collections.abc import Mapping
 
 from toolnexus.composer.budget import Budget
-from toolnexus.composer.fitting import fit, fits_as_is, fitted_sections
+from toolnexus.composer.fitting import fit, fitted_sections
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, ordered_parts
-from toolnexus.composer.reports import Encoding, FileReport, FileStatus, SoulReport, present_file, soul_report
+from toolnexus.composer.reports import Encoding, FileReport, FileStatus, SoulReport
 
 __all__ = [
     "BOOTSTRAP_ORDER",
@@ -44,37 +45,73 @@ _LITERAL_REPLACEMENT_CHAR = "\ufffd".encode()
 #: "Unicode"); every other file is UTF-8. ``FF FE`` and ``FE FF`` never occur in UTF-8 text.
 _UTF16_BOMS: dict[bytes, Encoding] = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
-#: First bytes of every byte-order mark (UTF-8 ``EF``, UTF-16 ``FF FE``/``FE FF``): a file
-#: starting with none of them takes :func:`compose`'s fast path.
+#: First bytes of every byte-order mark: a file starting with none of them, within the cap, is
+#: decoded as it is.
 _BOM_LEADS = frozenset({b"\xef", b"\xff", b"\xfe"})
 
 logger = logging.getLogger("toolnexus.agents")
 
+#: How a file with a BOM or over the cap was decoded: the text before line endings were
+#: normalised, the span ``prefix[start:stop]`` decoded, whether it was over the cap, the encoding.
+_Decoded = tuple[str, int, int, bool, Encoding]
 
-#: One file's body (without the truncation notice: the caller appends it, saving a copy), the
-#: decoded text before line endings were normalised, the decoded span ``prefix[start:stop]``
-#: (after a BOM, before the cap and a cut character), whether the file was over the cap, and
-#: the encoding. A plain tuple: this is built for every file of every composition.
-_Body = tuple[str, str, int, int, bool, Encoding]
-
-
-#: Cached once: looking the codec up costs more than decoding a typical file.
+#: Looked up once: the lookup costs more than decoding a typical file.
 _Utf8Decoder = codecs.getincrementaldecoder("utf-8")
 
 
-def _body(prefix: bytes, limit: int) -> _Body:
-    """The rules, once: cap, BOM, decode (a cut character is dropped), line endings, trailing space.
+def _sections(
+    location: str | None,
+    prefixes: Mapping[str, bytes],
+    names: tuple[str, ...],
+    limit: int,
+    sizes: Mapping[str, int] | None,
+) -> tuple[list[str], list[str], list[str], dict[str, _Decoded]]:
+    """The rules, once: ``(found, sections, bodies, careful)`` of the present files among ``names``.
 
-    This is the hot path of every composition, so nothing is done that does not apply and a
-    2 MiB prefix is never copied before decoding (large copies cost page faults, not just memcpy).
+    Cap, BOM, decode (a cut character is dropped), line endings, trailing space; a cut file is
+    logged (unless ``location`` is ``None``). ``careful`` says how each file with a BOM or over
+    the cap was decoded; any other file is its prefix, decoded. One loop, no call per common
+    file: this is most of a local composition's CPU.
     """
+    found: list[str] = []
+    sections: list[str] = []
+    bodies: list[str] = []
+    careful: dict[str, _Decoded] = {}
+    for name in names:
+        prefix = prefixes.get(name)
+        if prefix is None:
+            continue
+        if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:  # most files
+            text, truncated = prefix.decode("utf-8", "replace"), False
+        else:
+            decoded = careful[name] = _decode(prefix, limit)
+            text, truncated = decoded[0], decoded[3]
+        body = (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text).rstrip()
+        if truncated:
+            body += TRUNCATION_NOTICE
+            if location is not None:
+                size = (sizes or {}).get(name)
+                logger.warning(
+                    "%s: %s is %s bytes, over the %d-byte bootstrap cap; truncated",
+                    location,
+                    name,
+                    "more than " + str(limit) if size is None else size,
+                    limit,
+                )
+        found.append(name)
+        sections.append(f"## {name}\n\n{body}")
+        bodies.append(body)
+    return found, sections, bodies, careful
+
+
+def _decode(prefix: bytes, limit: int) -> _Decoded:
+    """How a file with a BOM or over the cap decodes (a 2 MiB prefix is never copied first)."""
     truncated = len(prefix) > limit
     end = limit if truncated else len(prefix)
     encoding = _UTF16_BOMS.get(prefix[:2])
     if encoding is not None:
         start, stop = _utf16_span(prefix, end, truncated, encoding)
-        text = str(memoryview(prefix)[start:stop], encoding, "replace")
-        return _finish(text, start, stop, truncated, encoding)
+        return str(memoryview(prefix)[start:stop], encoding, "replace"), start, stop, truncated, encoding
     start = len(_UTF8_BOM) if end >= len(_UTF8_BOM) and prefix.startswith(_UTF8_BOM) else 0
     stop = end
     if truncated:
@@ -84,25 +121,14 @@ def _body(prefix: bytes, limit: int) -> _Body:
         decoder = _Utf8Decoder("replace")
         decoder.decode(prefix[max(start, end - 4) : end], final=False)
         stop -= len(decoder.getstate()[0])
-    if start or stop < len(prefix):
-        text = str(memoryview(prefix)[start:stop], "utf-8", "replace")
-    else:
-        text = prefix.decode("utf-8", "replace")
-    return _finish(text, start, stop, truncated, "utf-8")
-
-
-def _finish(text: str, start: int, stop: int, truncated: bool, encoding: Encoding) -> _Body:
-    body = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-    return body.rstrip(), text, start, stop, truncated, encoding
+    return str(memoryview(prefix)[start:stop], "utf-8", "replace"), start, stop, truncated, "utf-8"
 
 
 def _utf16_span(prefix: bytes, end: int, truncated: bool, encoding: str) -> tuple[int, int]:
-    """``(start, stop)`` of the UTF-16 text to decode: after the BOM, never ending mid-character.
+    """``(start, stop)`` of the UTF-16 text: after the BOM, never ending mid-character.
 
-    The cap counts bytes, so a cut can fall inside a 2-byte code unit or between the two halves
-    of a surrogate pair; either is dropped, like a cut UTF-8 character. A cap inside the BOM
-    keeps nothing. An odd byte or lone surrogate that the cap did not cut is invalid input and
-    becomes U+FFFD, as invalid UTF-8 does.
+    A cut inside a code unit or between the halves of a surrogate pair drops it, like a cut
+    UTF-8 character; an odd byte or lone surrogate the cap did not cut becomes U+FFFD.
     """
     if end < 2:
         return 0, 0
@@ -135,81 +161,32 @@ def normalise_body(
     name: str = "",
     layer: str | None = None,
 ) -> tuple[str, FileReport]:
-    """Turn the first ``limit + 1`` bytes of a file into its section body, and say what changed.
-
-    ``prefix`` longer than ``limit`` means the file was longer than the cap.
-    """
-    if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:
-        return _plain_body(prefix, size, name, layer)
-    return _careful_body(prefix, limit, size, name, layer)
+    """The section body of a file's first ``limit + 1`` bytes, and a report of what changed."""
+    _, _, (body,), careful = _sections(None, {name: prefix}, (name,), limit, None)
+    return body, _report(name, body, prefix, careful.get(name), size=size, layer=layer)
 
 
-def _careful_body(
-    prefix: bytes, limit: int, size: int | None, name: str, layer: str | None
-) -> tuple[str, FileReport]:
-    """:func:`normalise_body` by the general rule: BOMs, UTF-16, the cap and a cut character."""
-    body, text, start, stop, truncated, encoding = _body(prefix, limit)
+def _report(
+    name: str, body: str, prefix: bytes, decoded: _Decoded | None, *, size: int | None, layer: str | None
+) -> FileReport:
+    """What the rules did to one file (``decoded``: how :func:`_sections` decoded it, if carefully)."""
+    encoding: Encoding = "utf-8"
+    if decoded is None:  # the prefix, decoded as it is: a CR byte is a CR character
+        endings = prefix.count(b"\r") if b"\r" in prefix else 0  # ``in`` is a memchr, ``count`` is not
+        start, stop, truncated = 0, len(prefix), False
+    else:
+        text, start, stop, truncated, encoding = decoded
+        endings = text.count("\r")  # a CRLF and a lone CR are one line ending each
     replaced = 0
-    if "\ufffd" in text:  # O(1) for ASCII text: CPython compares the strings' widths first
-        replaced = text.count("\ufffd") - _literal_replacement_chars(prefix[start:stop], encoding)
-    crlf = lone_cr = 0
-    if "\r" in text:
-        crlf = text.count("\r\n")
-        lone_cr = text.count("\r") - crlf
-    report = present_file(
-        name,
-        size if size is not None else (None if truncated else len(prefix)),
-        stop,
-        layer,
-        truncated=truncated,
-        encoding=encoding,
-        bom_stripped=start > 0,
-        line_endings_normalised=crlf + lone_cr,
-        invalid_bytes_replaced=replaced,
-    )
-    return body + (TRUNCATION_NOTICE if truncated else ""), report
-
-
-def _plain_body(prefix: bytes, size: int | None, name: str, layer: str | None) -> tuple[str, FileReport]:
-    """:func:`normalise_body` for the common case, as :func:`compose` inlines it: under the cap
-    and no byte-order mark, the rules reduce to decode, newlines, rstrip. ``inspect_soul`` and
-    ``audit`` run this for every file; a Hypothesis property keeps it equal to :func:`_careful_body`."""
-    text = prefix.decode("utf-8", "replace")
-    endings = replaced = 0
-    if "\r" in text:
-        crlf = text.count("\r\n")
-        endings = crlf + (text.count("\r") - crlf)
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if "\ufffd" in text:
-        replaced = text.count("\ufffd") - prefix.count(_LITERAL_REPLACEMENT_CHAR)
-    size = len(prefix) if size is None else size
-    report = present_file(
-        name, size, len(prefix), layer, line_endings_normalised=endings, invalid_bytes_replaced=replaced
-    )
-    return text.rstrip(), report
+    if "\ufffd" in body:  # O(1) for ASCII text: CPython compares the strings' widths first
+        replaced = body.count("\ufffd") - _literal_replacement_chars(prefix[start:stop], encoding)
+    if size is None and not truncated:
+        size = len(prefix)
+    return FileReport(name, "present", size, stop, truncated, encoding, start > 0, endings, replaced, layer)
 
 
 #: An absent name's report is the same every time (and immutable): built once.
 _ABSENT = {name: FileReport(name, "absent") for name in BOOTSTRAP_ORDER}
-
-
-def _warn_truncated(location: str, name: str, size: int | None, limit: int) -> None:
-    logger.warning(
-        "%s: %s is %s bytes, over the %d-byte bootstrap cap; truncated",
-        location,
-        name,
-        "more than " + str(limit) if size is None else size,
-        limit,
-    )
-
-
-def _capped_body(location: str, name: str, prefix: bytes, limit: int, sizes: Mapping[str, int] | None) -> str:
-    """The careful path of one body (a BOM, or over the cap: warned about, notice appended)."""
-    body, _, _, _, truncated, _ = _body(prefix, limit)
-    if truncated:
-        _warn_truncated(location, name, (sizes or {}).get(name), limit)
-        return body + TRUNCATION_NOTICE
-    return body
 
 
 def bodies(
@@ -219,41 +196,9 @@ def bodies(
     limit: int = MAX_BOOTSTRAP_FILE_BYTES,
     sizes: Mapping[str, int] | None = None,
 ) -> list[tuple[str, str]]:
-    """``(name, body)`` of every present file in order: :func:`compose`'s sections, unformatted.
-
-    :func:`compose` keeps its own inlined loop for the unbudgeted hot path: building these pairs
-    and formatting them afterwards cost it ~18 % (measured on the typical persona).
-    """
-    present: list[tuple[str, str]] = []
-    for name in BOOTSTRAP_ORDER:
-        prefix = prefixes.get(name)
-        if prefix is None:
-            continue
-        if len(prefix) > limit or prefix[:1] in _BOM_LEADS:
-            present.append((name, _capped_body(location, name, prefix, limit, sizes)))
-            continue
-        text = prefix.decode("utf-8", "replace")
-        present.append(
-            (name, (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text).rstrip())
-        )
-    return present
-
-
-def compose(
-    location: str,
-    prefixes: Mapping[str, bytes],
-    *,
-    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
-    sizes: Mapping[str, int] | None = None,
-    budget: Budget | None = None,
-) -> tuple[str, list[str]]:
-    """``(soul, found)`` from the present files: :func:`compose_report` without the report.
-
-    ``compose_soul`` runs this on every call, so it builds no per-file diagnostics. With a
-    ``budget`` the bodies are fitted to it (:func:`.budget.fit`); ``found`` names the sections.
-    """
-    sections, found = compose_sections(location, prefixes, limit=limit, sizes=sizes, budget=budget)
-    return SECTION_SEPARATOR.join(sections), found
+    """``(name, body)`` of every present file in :data:`BOOTSTRAP_ORDER`."""
+    found, _, texts, _ = _sections(location, prefixes, BOOTSTRAP_ORDER, limit, sizes)
+    return list(zip(found, texts, strict=True))
 
 
 def compose_sections(
@@ -264,32 +209,24 @@ def compose_sections(
     sizes: Mapping[str, int] | None = None,
     budget: Budget | None = None,
 ) -> tuple[list[str], list[str]]:
-    """``(sections, found)``: :func:`compose`'s soul before its sections are joined, budget
-    applied; ``sections[i]`` is the section (``## NAME`` header included) of the file ``found[i]``."""
-    if budget is not None and not fits_as_is(prefixes, budget, limit):
-        return fitted_sections(location, bodies(location, prefixes, limit=limit, sizes=sizes), budget)
-    found: list[str] = []
-    sections: list[str] = []
-    for name in BOOTSTRAP_ORDER:
-        prefix = prefixes.get(name)
-        if prefix is None:
-            continue
-        found.append(name)
-        if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:
-            # The common case, inlined (this loop is most of a local composition's CPU): not
-            # over the cap, no byte-order mark — the rules reduce to decode, newlines, rstrip.
-            text = prefix.decode("utf-8", "replace")
-            if "\r" in text:
-                text = text.replace("\r\n", "\n").replace("\r", "\n")
-            sections.append(f"## {name}\n\n{text.rstrip()}")
-            continue
-        body, _, _, _, truncated, _ = _body(prefix, limit)
-        if truncated:
-            _warn_truncated(location, name, (sizes or {}).get(name), limit)
-            sections.append(f"## {name}\n\n{body}{TRUNCATION_NOTICE}")
-        else:
-            sections.append(f"## {name}\n\n{body}")
+    """``(sections, found)``: ``sections[i]`` (its ``## NAME`` header included) is ``found[i]``'s."""
+    found, sections, texts, _ = _sections(location, prefixes, BOOTSTRAP_ORDER, limit, sizes)
+    if budget is not None:
+        return fitted_sections(location, list(zip(found, texts, strict=True)), budget)
     return sections, found
+
+
+def compose(
+    location: str,
+    prefixes: Mapping[str, bytes],
+    *,
+    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
+    sizes: Mapping[str, int] | None = None,
+    budget: Budget | None = None,
+) -> tuple[str, list[str]]:
+    """``(soul, found)``: :func:`compose_report` without per-file reports (``compose_soul``'s path)."""
+    sections, found = compose_sections(location, prefixes, limit=limit, sizes=sizes, budget=budget)
+    return SECTION_SEPARATOR.join(sections), found
 
 
 def compose_report(
@@ -304,50 +241,43 @@ def compose_report(
     budget: Budget | None = None,
     errors: Mapping[str, str] | None = None,
 ) -> SoulReport:
-    """Fold the present files into ``## <name>`` sections in :data:`BOOTSTRAP_ORDER`.
+    """The soul of the present files among ``names``, with a report for every name.
 
-    ``prefixes`` maps each present name to its first ``limit + 1`` bytes; names outside
-    ``names`` (a profile's; all of :data:`BOOTSTRAP_ORDER` by default) are ignored. ``skipped``
-    names exist but are not regular files (a mapping gives why: ``"folder"``). ``layers`` says
-    which layer supplied each present file (layered personas only). ``errors`` maps names that
-    could not be read to why. A ``budget`` is applied after the rules (:func:`.budget.fit`).
+    ``skipped`` names exist but are not regular files (a mapping says why: ``"folder"``);
+    ``layers`` says which layer supplied each file; ``errors`` maps unreadable names to why.
     """
     sizes = sizes or {}
     layers = layers or {}
     errors = errors or {}
-    why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped  # not an ABC check: cheaper
-    found: list[str] = []
-    bodies: list[str] = []
+    why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped
+    found, sections, texts, careful = _sections(location, prefixes, names, limit, sizes)
+    reports = {
+        name: _report(
+            name, body, prefixes[name], careful.get(name), size=sizes.get(name), layer=layers.get(name)
+        )
+        for name, body in zip(found, texts, strict=True)
+    }
     files: list[FileReport] = []
     for name in names:
-        prefix = prefixes.get(name)
-        if prefix is None:
+        report = reports.get(name)
+        if report is None:
             if name in errors or name in why:
                 status: FileStatus = "error" if name in errors else "skipped"
-                files.append(FileReport(name, status, reason=errors.get(name) or why.get(name)))
+                report = FileReport(name, status, reason=errors.get(name) or why.get(name))
             else:
-                files.append(_ABSENT[name])
-            continue
-        if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:  # normalise_body's common case
-            body, report = _plain_body(prefix, sizes.get(name), name, layers.get(name))
-        else:
-            body, report = _careful_body(prefix, limit, sizes.get(name), name, layers.get(name))
-            if report.truncated:
-                _warn_truncated(location, name, report.size, limit)
+                report = _ABSENT[name]
         files.append(report)
-        found.append(name)
-        bodies.append(body)
     if budget is not None:
-        fitted = {file.name: file for file in fit(location, list(zip(found, bodies, strict=True)), budget)}
-        texts = dict(zip(found, bodies, strict=True))
+        plain = dict(zip(found, texts, strict=True))
+        fitted = {file.name: file for file in fit(location, list(plain.items()), budget)}
         files = [
-            report.with_budget(texts[report.name], fitted[report.name], budget)
+            report.with_budget(plain[report.name], fitted[report.name], budget)
             if report.name in fitted
             else report
             for report in files
         ]
-        kept = [(file.name, file.body) for file in fitted.values() if file.body is not None]
-        found, bodies = [name for name, _ in kept], [body for _, body in kept]
-    parts = ordered_parts(found, bodies)  # names come in BOOTSTRAP_ORDER (select_names)
+        found = [file.name for file in fitted.values() if file.body is not None]
+        sections = [f"## {file.name}\n\n{file.body}" for file in fitted.values() if file.body is not None]
+    parts = ordered_parts(found, sections)  # names come in BOOTSTRAP_ORDER (select_names)
     soul = "".join([text for text, _ in parts])  # one part: that very string, not a copy
-    return soul_report(location, soul, found, tuple(files), budget=budget, parts=parts)
+    return SoulReport(location, soul, found, tuple(files), budget, parts)

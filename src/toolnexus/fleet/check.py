@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from toolnexus.composer.rules import SoulReport
 from toolnexus.fleet.listing import Candidate, Target
-from toolnexus.fleet.results import PersonaAudit, persona_audit
+from toolnexus.fleet.results import PersonaAudit
 from toolnexus.soul.compose import inspect_source, inspect_source_async
 
 __all__ = ["check", "check_async", "check_batch", "failed"]
@@ -20,7 +20,7 @@ def _result(target: Target, candidate: Candidate, report: SoulReport) -> Persona
     if not (always or target.profile or report.found) and all(f.status == "absent" for f in report.files):
         return None
     tokens = target.budget.count_tokens(report.soul) if target.budget is not None else None
-    return persona_audit(target.location(path), report, tokens)
+    return PersonaAudit(target.location(path), report, None, tokens)
 
 
 def failed(target: Target, path: str, error: Exception) -> PersonaAudit:

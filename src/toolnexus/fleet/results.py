@@ -9,20 +9,18 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from toolnexus._slots import draft_class
 from toolnexus.composer.rules import SoulReport
 
-__all__ = ["AUDIT_ISSUES", "AuditSummary", "PersonaAudit", "persona_audit"]
+__all__ = ["AUDIT_ISSUES", "AuditSummary", "PersonaAudit"]
 
 #: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
 #: soul cut to a budget, invalid bytes replaced, a UTF-16 file, no SOUL.md, a persona that failed.
 AUDIT_ISSUES: tuple[str, ...] = ("truncated", "over-budget", "invalid", "utf16", "missing-soul", "error")
 
 
-@dataclass(frozen=True, slots=True)
-class PersonaAudit:
+class PersonaAudit(NamedTuple):
     """One persona of an audit: its :class:`SoulReport`, or the error that stopped it.
 
     ``location`` is where the listing found the persona (``report.location`` says where its home
@@ -81,21 +79,6 @@ class PersonaAudit:
             if self.error is None
             else {"type": type(self.error).__name__, "message": str(self.error)},
         }
-
-
-_Draft = draft_class(PersonaAudit)
-
-
-def persona_audit(location: str, report: SoulReport, soul_tokens: int | None) -> PersonaAudit:
-    """``PersonaAudit(location, report, soul_tokens=…)`` without the frozen constructor's
-    ``object.__setattr__`` per field: what an audit builds for every persona that was read."""
-    draft: Any = _Draft()
-    draft.location = location
-    draft.report = report
-    draft.error = None
-    draft.soul_tokens = soul_tokens
-    draft.__class__ = PersonaAudit
-    return draft  # type: ignore[no-any-return]
 
 
 #: How :meth:`AuditSummary.line` names each count, in the order it prints them.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from toolnexus.memory.edits import CAP
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.memory.paths import MAX_DEPTH, USER_FILE
 from toolnexus.stores import MEMORY_FILE
 
@@ -29,7 +29,8 @@ _COMMANDS = f"""Commands:
 - append (content): add a note at the end, on its own line.
 - replace (old, new): replace text that occurs exactly once; use it to update or merge notes.
 - remove (old): delete text that occurs exactly once (a whole line goes with its line break).
-Each file is limited to {CAP} bytes; if an edit is refused for size, condense older notes first.
+Each file is limited to {MAX_BOOTSTRAP_FILE_BYTES} bytes; if an edit is refused for size, \
+condense older notes first.
 Topic files: longer notes on one subject (a project, a person), kept apart and read only when \
 you need them (they are not loaded into your prompt). Pass file (e.g. "projects/aster.md") with \
 any command to work on one instead; append creates it. view with file "/" lists them."""

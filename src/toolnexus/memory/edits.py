@@ -17,9 +17,8 @@ from toolnexus._reply import ToolReply
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.stores import Change, Plan
 
-__all__ = ["CAP", "NATIVE", "PORTABLE", "Edit", "Voice", "find_once", "plan_edit", "readable_text"]
+__all__ = ["NATIVE", "PORTABLE", "Edit", "Voice", "find_once", "plan_edit", "readable_text"]
 
-CAP = MAX_BOOTSTRAP_FILE_BYTES
 
 #: One edit of a file's text: ``(new text, reply)``, or ``(None, error text)`` to write nothing.
 Edit = Callable[[str], tuple[str | None, str]]
@@ -63,9 +62,9 @@ def _decode(current: bytes | None, name: str, voice: Voice) -> tuple[str | None,
     """``(text, None)`` for an editable file (absent → ``""``), else ``(None, error)``."""
     if current is None:
         return "", None
-    if len(current) > CAP:
+    if len(current) > MAX_BOOTSTRAP_FILE_BYTES:
         return None, voice.error(
-            f"{name} is already larger than the {CAP}-byte limit (it was written "
+            f"{name} is already larger than the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit (it was written "
             "outside this tool) and cannot be edited safely; ask the user to condense it."
         )
     try:
@@ -88,17 +87,18 @@ def plan_edit(name: str, edit: Edit, voice: Voice = PORTABLE) -> Plan:
         if new_text is None:
             return Change(None, voice.error(reply))
         data = new_text.encode("utf-8")
-        if len(data) > CAP:
+        if len(data) > MAX_BOOTSTRAP_FILE_BYTES:
             return Change(
                 None,
                 voice.error(
-                    f"refused — {name} would grow to {len(data)} bytes, over its {CAP}-byte "
+                    f"refused — {name} would grow to {len(data)} bytes, "
+                    f"over its {MAX_BOOTSTRAP_FILE_BYTES}-byte "
                     f"limit. Condense first: {voice.condense}, then try again with a shorter note."
                 ),
             )
         unchanged = current is not None and data == current
         if voice.usage:
-            used = f"{len(data)} of {CAP} bytes used"
+            used = f"{len(data)} of {MAX_BOOTSTRAP_FILE_BYTES} bytes used"
             reply = f"{reply} (no change; {used})." if unchanged else f"{reply} ({used})."
         return Change(None if unchanged else data, ToolReply(reply))
 
@@ -123,4 +123,4 @@ def readable_text(current: bytes | None) -> str | None:
     """The file's text for viewing (``None`` when absent): capped, invalid bytes replaced, no BOM."""
     if current is None:
         return None
-    return current[:CAP].decode("utf-8", errors="replace").removeprefix("\ufeff")
+    return current[:MAX_BOOTSTRAP_FILE_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")

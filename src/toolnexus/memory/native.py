@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolnexus._reply import ToolReply
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.memory import reference
-from toolnexus.memory.edits import CAP, NATIVE, plan_edit, readable_text
+from toolnexus.memory.edits import NATIVE, plan_edit, readable_text
 from toolnexus.memory.paths import ROOT, MemoryPath, name_problem, parse
 from toolnexus.memory.topics import Snapshot, Topics
 from toolnexus.stores import MEMORY_FILE, Change, MemoryStore, Plan
@@ -122,8 +123,10 @@ class NativeMemory:
         if current is None and special is None:
             return _not_found(path)
         reply = reference.view(path.given, readable_text(current) or "", view_range, self.max_view_chars)
-        if current is not None and len(current) > CAP and not reply.is_error:
-            return ToolReply(f"{reply}\n[the file is over the {CAP}-byte limit: its end is not shown]")
+        if current is not None and len(current) > MAX_BOOTSTRAP_FILE_BYTES and not reply.is_error:
+            return ToolReply(
+                f"{reply}\n[the file is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit: its end is not shown]"
+            )
         return reply
 
     def _edit(self, command: str, path: MemoryPath, arguments: Mapping[str, Any]) -> ToolReply:

@@ -7,7 +7,7 @@ the tool and never part of the soul. The limits, each refused with a message say
 
 - names are segments of ``[A-Za-z0-9._-]`` (not starting with ``.``: hidden names are never
   memory), the last ending in ``.md``; at most :data:`MAX_DEPTH` segments;
-- at most :data:`MAX_FILES` topic files, each at most :data:`MAX_FILE_BYTES`, all of them
+- at most :data:`MAX_FILES` topic files, each at most ``MAX_BOOTSTRAP_FILE_BYTES``, all of them
   together at most :data:`MAX_TOTAL_BYTES` (MEMORY.md and USER.md have their own cap);
 - no ``..`` or ``.`` segment, no absolute path other than ``/memories/…``, no backslash; a
   symlink is never followed (the stores refuse them).
@@ -18,14 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.stores import MEMORY_FILE
 
 __all__ = [
     "FOLDER",
     "MAX_DEPTH",
     "MAX_FILES",
-    "MAX_FILE_BYTES",
     "MAX_TOTAL_BYTES",
     "ROOT",
     "SPECIAL_FILES",
@@ -44,7 +42,6 @@ SPECIAL_FILES = (MEMORY_FILE, USER_FILE)
 
 MAX_DEPTH = 3
 MAX_FILES = 200
-MAX_FILE_BYTES = MAX_BOOTSTRAP_FILE_BYTES
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolnexus._reply import ToolReply
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.memory.declarations import (
     DESCRIPTION,
     INPUT_SCHEMA,
@@ -28,7 +29,7 @@ from toolnexus.memory.declarations import (
     MEMORY_ONLY_SCHEMA,
     TARGETS,
 )
-from toolnexus.memory.edits import CAP, PORTABLE, find_once, plan_edit, readable_text
+from toolnexus.memory.edits import PORTABLE, find_once, plan_edit, readable_text
 from toolnexus.memory.native import TOOL_TYPE, NativeMemory, is_native
 from toolnexus.memory.paths import MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
@@ -111,8 +112,8 @@ def _view(current: bytes | None, name: str) -> str:
         return f"No memories yet ({name} does not exist). Use append to save a note."
     if not text.strip():
         return f"No memories yet ({name} is empty). Use append to save a note."
-    if current is not None and len(current) > CAP:
-        text += f"\n[…more: {name} is over the {CAP}-byte limit]"
+    if current is not None and len(current) > MAX_BOOTSTRAP_FILE_BYTES:
+        text += f"\n[…more: {name} is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit]"
     return text
 
 

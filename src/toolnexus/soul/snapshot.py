@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
+from toolnexus.composer.parts import SECTION_SEPARATOR
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
 from toolnexus.sources import Changes, NotModified
 
@@ -50,5 +51,5 @@ def advance(old: Snapshot | None, answer: Changes | NotModified) -> Snapshot:
     if old is not None and old.found == found and all(old.sections[n] is sections[n] for n in found):
         soul = old.soul
     else:
-        soul = "\n\n".join(sections[name] for name in found)
+        soul = SECTION_SEPARATOR.join(sections[name] for name in found)
     return Snapshot(answer.location, answer.tag, validators, sections, soul, found)
