@@ -25,7 +25,9 @@ from toolnexus.models import (
     OpenAIChatModel,
     ToolCall,
     Usage,
+    anthropic_tool,
     anthropic_tool_result,
+    openai_tool,
 )
 from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
 from toolnexus.runtime.loop import RunResult
@@ -73,6 +75,7 @@ __all__ = [
     "ToolReply",
     "Usage",
     "agent_from_dir",
+    "anthropic_tool",
     "anthropic_tool_result",
     "audit",
     "compose_soul",
@@ -80,6 +83,7 @@ __all__ = [
     "dask_client",
     "inspect_soul",
     "memory_tool",
+    "openai_tool",
     "read_bootstrap_file",
     "write_bundle",
 ]

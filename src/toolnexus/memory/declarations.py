@@ -1,25 +1,14 @@
-"""What the model is told about the portable ``memory`` tool: its descriptions and JSON Schemas.
-
-Two variants: with ``target`` (MEMORY.md and USER.md) and without (``memory_tool(user=False)``).
-Both take an optional ``file`` for topic files (:mod:`.paths`).
-"""
+"""What the model is told about the portable ``memory`` tool: its descriptions and JSON Schemas,
+with ``target`` (MEMORY.md and USER.md) and without (``memory_tool(user=False)``)."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from toolnexus.memory.edits import CAP
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.memory.paths import MAX_DEPTH, USER_FILE
 from toolnexus.stores import MEMORY_FILE
-
-__all__ = [
-    "DESCRIPTION",
-    "INPUT_SCHEMA",
-    "MEMORY_ONLY_DESCRIPTION",
-    "MEMORY_ONLY_SCHEMA",
-    "TARGETS",
-]
 
 #: ``target`` → the file it edits.
 TARGETS = {"memory": MEMORY_FILE, "user": USER_FILE}
@@ -29,7 +18,8 @@ _COMMANDS = f"""Commands:
 - append (content): add a note at the end, on its own line.
 - replace (old, new): replace text that occurs exactly once; use it to update or merge notes.
 - remove (old): delete text that occurs exactly once (a whole line goes with its line break).
-Each file is limited to {CAP} bytes; if an edit is refused for size, condense older notes first.
+Each file is limited to {MAX_BOOTSTRAP_FILE_BYTES} bytes; if an edit is refused for size, condense \
+older notes first.
 Topic files: longer notes on one subject (a project, a person), kept apart and read only when \
 you need them (they are not loaded into your prompt). Pass file (e.g. "projects/aster.md") with \
 any command to work on one instead; append creates it. view with file "/" lists them."""

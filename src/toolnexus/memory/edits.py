@@ -1,11 +1,8 @@
 """The pure half of every memory edit: decode the bytes read, apply an edit, check the cap.
 
-Both command sets — the portable one (:mod:`.portable`) and Anthropic's built-in one
-(:mod:`.native`) — build their :data:`Plan` here, so the cap, the UTF-8 rule and the
-"nothing changed" reply are written once; a :class:`Voice` says how each set words its replies
-(its error prefix, and which of *its* commands to condense with). A plan may run more than once
-(after a write conflict), so everything here is a pure function of the bytes. Replies are
-:class:`~toolnexus.agents.ToolReply` objects: an error says so in ``is_error``.
+Both command sets build their :data:`Plan` here, so the cap, the UTF-8 rule and the "nothing
+changed" reply are written once; a :class:`Voice` says how each set words its replies. A plan may
+run again after a write conflict, so everything here is a pure function of the bytes.
 """
 
 from __future__ import annotations
@@ -17,10 +14,6 @@ from toolnexus._reply import ToolReply
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.stores import Change, Plan
 
-__all__ = ["CAP", "NATIVE", "PORTABLE", "Edit", "Voice", "find_once", "plan_edit", "readable_text"]
-
-CAP = MAX_BOOTSTRAP_FILE_BYTES
-
 #: One edit of a file's text: ``(new text, reply)``, or ``(None, error text)`` to write nothing.
 Edit = Callable[[str], tuple[str | None, str]]
 
@@ -29,8 +22,7 @@ Edit = Callable[[str], tuple[str | None, str]]
 class Voice:
     """How a command set words the replies made here."""
 
-    #: Put before every error (the portable tool's ``error: ``; the native tool has none: its
-    #: errors are flagged by ``is_error`` alone, as the reference's are).
+    #: Put before every error (the native tool's errors, as the reference's, have none).
     error_prefix: str
     #: The commands that condense notes, for the over-cap advice.
     condense: str
@@ -63,9 +55,9 @@ def _decode(current: bytes | None, name: str, voice: Voice) -> tuple[str | None,
     """``(text, None)`` for an editable file (absent → ``""``), else ``(None, error)``."""
     if current is None:
         return "", None
-    if len(current) > CAP:
+    if len(current) > MAX_BOOTSTRAP_FILE_BYTES:
         return None, voice.error(
-            f"{name} is already larger than the {CAP}-byte limit (it was written "
+            f"{name} is already larger than the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit (it was written "
             "outside this tool) and cannot be edited safely; ask the user to condense it."
         )
     try:
@@ -88,17 +80,18 @@ def plan_edit(name: str, edit: Edit, voice: Voice = PORTABLE) -> Plan:
         if new_text is None:
             return Change(None, voice.error(reply))
         data = new_text.encode("utf-8")
-        if len(data) > CAP:
+        if len(data) > MAX_BOOTSTRAP_FILE_BYTES:
             return Change(
                 None,
                 voice.error(
-                    f"refused — {name} would grow to {len(data)} bytes, over its {CAP}-byte "
-                    f"limit. Condense first: {voice.condense}, then try again with a shorter note."
+                    f"refused — {name} would grow to {len(data)} bytes, over its "
+                    f"{MAX_BOOTSTRAP_FILE_BYTES}-byte limit. Condense first: {voice.condense}, then try "
+                    "again with a shorter note."
                 ),
             )
         unchanged = current is not None and data == current
         if voice.usage:
-            used = f"{len(data)} of {CAP} bytes used"
+            used = f"{len(data)} of {MAX_BOOTSTRAP_FILE_BYTES} bytes used"
             reply = f"{reply} (no change; {used})." if unchanged else f"{reply} ({used})."
         return Change(None if unchanged else data, ToolReply(reply))
 
@@ -123,4 +116,4 @@ def readable_text(current: bytes | None) -> str | None:
     """The file's text for viewing (``None`` when absent): capped, invalid bytes replaced, no BOM."""
     if current is None:
         return None
-    return current[:CAP].decode("utf-8", errors="replace").removeprefix("\ufeff")
+    return current[:MAX_BOOTSTRAP_FILE_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")

@@ -1,16 +1,11 @@
-"""Anthropic's built-in memory tool (``memory_20250818``), spoken natively by :class:`MemoryTool`.
+"""Anthropic's built-in memory tool, spoken natively by :class:`MemoryTool`: the commands Claude is
+trained on (``view``, ``create``, ``str_replace``, ``insert``, ``delete``, ``rename``) over a
+``/memories`` directory, each reply leading with the reference implementation's exact sentence
+(:mod:`.reference`), then toolnexus's advice where useful.
 
-Claude models are trained on its commands — ``view`` (with ``view_range``), ``create``,
-``str_replace``, ``insert``, ``delete``, ``rename`` — over a ``/memories`` directory, and on the
-replies of the SDK's reference implementation. Every reply here leads with the reference's exact
-sentence (:mod:`.reference`), success or error; toolnexus's own advice, where useful, follows on
-the next line. Errors are :class:`~toolnexus.agents.ToolReply` objects with ``is_error`` set.
-
-``/memories`` shows the persona's MEMORY.md and (unless ``user=False``) USER.md, and its topic
-files, kept in the home's ``memory/`` folder (:mod:`.paths`, :mod:`.topics`). MEMORY.md and
-USER.md are part of the soul, so they always exist (an absent one is listed as ``0B``): ``create``
-writes one that is empty, ``delete`` empties it, and ``rename`` is refused. Every edit goes
-through the home's store: the cap, the atomic write, the compare-and-swap.
+``/memories`` shows MEMORY.md, USER.md (unless ``user=False``) and the topic files (:mod:`.paths`,
+:mod:`.topics`). MEMORY.md and USER.md are part of the soul, so they always exist: ``create``
+writes an empty one, ``delete`` empties it, ``rename`` is refused.
 """
 
 from __future__ import annotations
@@ -19,15 +14,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolnexus._reply import ToolReply
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.memory import reference
-from toolnexus.memory.edits import CAP, NATIVE, plan_edit, readable_text
+from toolnexus.memory.edits import NATIVE, plan_edit, readable_text
 from toolnexus.memory.paths import ROOT, MemoryPath, name_problem, parse
 from toolnexus.memory.topics import Snapshot, Topics
 from toolnexus.stores import MEMORY_FILE, Change, MemoryStore, Plan
-
-__all__ = ["ROOT", "TOOL_TYPE", "NativeMemory", "is_native"]
-
-TOOL_TYPE = "memory_20250818"
 
 #: Required fields of each command, then optional ones (``new_str`` defaults to "": a deletion).
 _FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -122,8 +114,10 @@ class NativeMemory:
         if current is None and special is None:
             return _not_found(path)
         reply = reference.view(path.given, readable_text(current) or "", view_range, self.max_view_chars)
-        if current is not None and len(current) > CAP and not reply.is_error:
-            return ToolReply(f"{reply}\n[the file is over the {CAP}-byte limit: its end is not shown]")
+        if current is not None and len(current) > MAX_BOOTSTRAP_FILE_BYTES and not reply.is_error:
+            return ToolReply(
+                f"{reply}\n[the file is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit: its end is not shown]"
+            )
         return reply
 
     def _edit(self, command: str, path: MemoryPath, arguments: Mapping[str, Any]) -> ToolReply:

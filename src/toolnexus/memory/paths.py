@@ -1,16 +1,10 @@
 """Where a ``/memories`` path lives in the home, and the rules a topic file's name must follow.
 
-``/memories/MEMORY.md`` and ``/memories/USER.md`` are the home's own MEMORY.md and USER.md (in
-the soul); every other ``/memories/<path>.md`` is a *topic file* in the home's ``memory/``
-folder (``/memories/projects/aster.md`` → ``memory/projects/aster.md``), read on demand through
-the tool and never part of the soul. The limits, each refused with a message saying what to do:
-
-- names are segments of ``[A-Za-z0-9._-]`` (not starting with ``.``: hidden names are never
-  memory), the last ending in ``.md``; at most :data:`MAX_DEPTH` segments;
-- at most :data:`MAX_FILES` topic files, each at most :data:`MAX_FILE_BYTES`, all of them
-  together at most :data:`MAX_TOTAL_BYTES` (MEMORY.md and USER.md have their own cap);
-- no ``..`` or ``.`` segment, no absolute path other than ``/memories/…``, no backslash; a
-  symlink is never followed (the stores refuse them).
+``/memories/MEMORY.md`` and ``/memories/USER.md`` are the home's own files (in the soul); any other
+``/memories/<path>.md`` is a *topic file* in the home's ``memory/`` folder, read through the tool,
+never in the soul. Names are segments of ``[A-Za-z0-9._-]`` (not starting with ``.``), the last
+ending in ``.md``, at most :data:`MAX_DEPTH` deep, without ``.``, ``..`` or ``\\``; the files are
+bounded in count and size. Each refusal says what to do instead.
 """
 
 from __future__ import annotations
@@ -18,22 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.stores import MEMORY_FILE
-
-__all__ = [
-    "FOLDER",
-    "MAX_DEPTH",
-    "MAX_FILES",
-    "MAX_FILE_BYTES",
-    "MAX_TOTAL_BYTES",
-    "ROOT",
-    "SPECIAL_FILES",
-    "USER_FILE",
-    "MemoryPath",
-    "name_problem",
-    "parse",
-]
 
 ROOT = "/memories"
 #: The home's folder holding the topic files.
@@ -44,7 +23,6 @@ SPECIAL_FILES = (MEMORY_FILE, USER_FILE)
 
 MAX_DEPTH = 3
 MAX_FILES = 200
-MAX_FILE_BYTES = MAX_BOOTSTRAP_FILE_BYTES
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")

@@ -1,15 +1,11 @@
-"""``memory_tool``: the opt-in built-in that lets a persona keep durable notes in its own home —
-MEMORY.md (what it has learned), USER.md (who its user is) and topic files in ``memory/``.
+"""``memory_tool``: the opt-in tool that lets a persona keep notes in its own home — MEMORY.md
+(what it has learned), USER.md (who its user is) and topic files in ``memory/``.
 
-The model calls one tool, ``memory``, with a ``command`` (view / append / replace / remove, after
-Letta's core-memory and Anthropic's memory tool), a ``target`` (``"memory"``, the default, or
-``"user"``) or a ``file`` (a topic file). Claude models may instead use Anthropic's built-in memory
-commands on ``/memories/…`` paths (:mod:`.native`); the same call runs either. Every answer is a
-:class:`~toolnexus.agents.ToolReply`: mistakes the model can fix have ``is_error`` set (and, here,
-start with ``error:``); storage failures raise, like ``compose_soul``'s. Edits are planned purely
-(:mod:`.edits`); :mod:`toolnexus.stores` makes each read-plan-write indivisible on its backend, or
-refuses. The soul a session was composed with never changes; the next ``compose_soul`` shows the
-edits.
+One tool, ``memory``: a ``command`` (view / append / replace / remove, after Letta's core memory)
+on a ``target`` (``"memory"``, ``"user"``) or a topic ``file``; or Anthropic's built-in memory
+commands on ``/memories/…`` paths (:mod:`.native`). Answers are :class:`ToolReply` objects (a
+mistake the model can fix has ``is_error``); storage failures raise. Edits are planned purely
+(:mod:`.edits`) and each read-plan-write is indivisible on its store (:mod:`toolnexus.stores`).
 """
 
 from __future__ import annotations
@@ -21,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolnexus._reply import ToolReply
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.memory.declarations import (
     DESCRIPTION,
     INPUT_SCHEMA,
@@ -28,14 +25,12 @@ from toolnexus.memory.declarations import (
     MEMORY_ONLY_SCHEMA,
     TARGETS,
 )
-from toolnexus.memory.edits import CAP, PORTABLE, find_once, plan_edit, readable_text
-from toolnexus.memory.native import TOOL_TYPE, NativeMemory, is_native
+from toolnexus.memory.edits import PORTABLE, find_once, plan_edit, readable_text
+from toolnexus.memory.native import NativeMemory, is_native
 from toolnexus.memory.paths import MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
 from toolnexus.sources import DEFAULT_ENGINE, resolve, writer_of
 from toolnexus.stores import MEMORY_FILE, MemoryStore, Plan
-
-__all__ = ["USER_FILE", "MemoryTool", "memory_tool"]
 
 #: The fields each command takes, in the order they are checked (``target`` goes with any).
 _FIELDS: dict[str, tuple[str, ...]] = {
@@ -111,8 +106,8 @@ def _view(current: bytes | None, name: str) -> str:
         return f"No memories yet ({name} does not exist). Use append to save a note."
     if not text.strip():
         return f"No memories yet ({name} is empty). Use append to save a note."
-    if current is not None and len(current) > CAP:
-        text += f"\n[…more: {name} is over the {CAP}-byte limit]"
+    if current is not None and len(current) > MAX_BOOTSTRAP_FILE_BYTES:
+        text += f"\n[…more: {name} is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit]"
     return text
 
 
@@ -126,15 +121,14 @@ def _topic_listing(files: Mapping[str, int], folder: str) -> str:
 
 
 class MemoryTool:
-    """The ``memory`` tool for one persona home: give ``openai_tool()``, ``anthropic_tool()`` or
-    ``anthropic_memory_tool()`` to the model and feed each call it makes to ``tool(**arguments)``
-    (or ``await acall(**arguments)`` in an event loop).
-
-    ``max_view_chars`` bounds a native ``view`` (and the snippet after ``str_replace``): a longer
-    file is cut at a whole line, with a last line saying how to page with ``view_range``.
+    """The ``memory`` tool for one persona home: declare it to the model (``openai_tool(memory)``,
+    ``anthropic_tool(memory)``) and run each call it makes with ``tool(**arguments)`` (or ``await
+    acall(**arguments)``). ``max_view_chars`` bounds a native ``view``, cut at a whole line.
     """
 
     name = "memory"
+    #: It runs the commands of the built-in memory tool a provider may declare (Anthropic's).
+    native_kind = "memory"
 
     def __init__(
         self,
@@ -159,27 +153,9 @@ class MemoryTool:
         """JSON Schema of the arguments (a fresh copy: callers may adapt it)."""
         return copy.deepcopy(INPUT_SCHEMA if self.user_store is not None else MEMORY_ONLY_SCHEMA)
 
-    def openai_tool(self) -> dict[str, Any]:
-        """The OpenAI (Chat Completions) ``tools`` entry."""
-        function = {"name": self.name, "description": self.description, "parameters": self.input_schema}
-        return {"type": "function", "function": function}
-
-    def anthropic_tool(self) -> dict[str, Any]:
-        """The Anthropic Messages ``tools`` entry, as an ordinary (custom) tool."""
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
-
-    def anthropic_memory_tool(self) -> dict[str, Any]:
-        """The declaration of Anthropic's built-in memory tool; its calls run here as well."""
-        return {"type": TOOL_TYPE, "name": self.name}
-
     def tool(self, /, **arguments: Any) -> ToolReply:
-        """Run one call as the model made it (either command set); returns the text to send back.
-
-        The reply is a :class:`~toolnexus.agents.ToolReply`: a ``str`` whose ``is_error`` says
-        whether it reports a mistake the model can fix (portable commands also start such text
-        with ``error:``). Storage failures raise ``PermissionError`` or ``BootstrapError`` naming
-        the file and the location.
-        """
+        """Run one call as the model made it (either command set): the :class:`ToolReply` to send
+        back. Storage failures raise ``PermissionError`` or ``BootstrapError`` naming the file."""
         if is_native(arguments):
             return self.native.run(arguments)
         problem = _check_arguments(arguments, self._targets)
@@ -252,16 +228,13 @@ def memory_tool(
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
-    ``user=False`` restricts it to MEMORY.md: ``target`` leaves the schema and USER.md is never
-    written; otherwise MEMORY.md and USER.md get the same store and the same guarantees. Topic
-    files (``/memories/projects/aster.md``, or ``file="projects/aster.md"``) live in the home's
-    ``memory/`` folder, written through the same store. ``max_view_chars`` bounds a native view.
+    ``user=False`` restricts it to MEMORY.md (``target`` leaves the schema). Topic files live in
+    the home's ``memory/`` folder, written through the same store as MEMORY.md and USER.md.
 
-    The location is resolved once, here, and the source says how its files are written; one that
-    cannot be written fails now, not at the first write: a bundle (zip or tar, whatever its name)
-    or read-only filesystem raises :class:`BootstrapError` saying why, a missing home
+    A home that cannot be written fails now, not at the first write: a bundle or read-only
+    filesystem raises :class:`BootstrapError` saying why, a missing home
     :class:`FileNotFoundError`, a plain file :class:`NotADirectoryError`, an unwritable local
-    folder :class:`PermissionError`, and a custom ``BootstrapSource`` without a ``writer``
+    folder :class:`PermissionError`, a ``BootstrapSource`` without a ``writer``
     :class:`TypeError`. A layered persona writes to its top layer.
 
     Edits are never reported "ok" if another writer could silently undo them: S3, Azure Blob and

@@ -1,11 +1,8 @@
-"""Model adapters: the loop's neutral messages in, the provider's official SDK underneath.
+"""Model adapters: the neutral messages and tools in, each provider's wire format and official SDK
+underneath (optional extras, ``toolnexus[openai]``/``[anthropic]``, imported when a model is made)."""
 
-The SDKs are optional extras (``toolnexus[openai]``, ``toolnexus[anthropic]``), imported only
-when a model is created.
-"""
-
-from toolnexus.models.anthropic import AnthropicModel, anthropic_tool_result
-from toolnexus.models.openai import OpenAIChatModel
+from toolnexus.models.anthropic import AnthropicModel, anthropic_tool, anthropic_tool_result
+from toolnexus.models.openai import OpenAIChatModel, openai_tool
 from toolnexus.runtime.messages import (
     AssistantMessage,
     Message,
@@ -32,5 +29,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "anthropic_tool",
     "anthropic_tool_result",
+    "openai_tool",
 ]

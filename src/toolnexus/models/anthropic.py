@@ -1,15 +1,13 @@
 """``AnthropicModel``: the Messages API with tools through the official ``anthropic`` SDK.
 
-A tool that offers ``anthropic_memory_tool()`` (the memory tool) is declared as Anthropic's
-built-in memory tool by default, the form Claude models are trained on; its calls come back as
-``tool_use`` blocks named ``memory`` and the tool runs them natively.
+A tool whose ``native_kind`` is ``"memory"`` (the memory tool) is declared as Anthropic's built-in
+memory tool by default, the form Claude models are trained on; the tool runs its calls natively.
 
-Prompt caching (on by default, ``cache_ttl="5m"``): Anthropic caches a request's prefix, in the
-order tools → system → messages, up to each ``cache_control`` breakpoint (four at most). The
-model puts one after the tool declarations, one after the soul's stable part (AGENTS.md through
-TOOLS.md), one after the whole soul, and one on the latest message, so a turn reads the earlier
-turns from the cache and a new session reads the tools and the stable part even after a memory
-edit. The soul's text is unchanged: it is only sent as text blocks whose concatenation is the soul.
+Prompt caching (``cache_ttl="5m"`` by default) caches the prefix tools → system → messages up to
+each ``cache_control`` breakpoint (four at most): after the tools, after the soul's stable part
+(AGENTS.md … TOOLS.md), after the whole soul, and on the latest message, so a turn reads the earlier
+turns from the cache and a new session the tools and stable part, even after a memory edit. The
+soul is sent as text blocks whose concatenation is the soul.
 """
 
 from __future__ import annotations
@@ -32,25 +30,33 @@ from toolnexus.runtime.messages import (
     UserMessage,
 )
 
-__all__ = ["AnthropicModel", "CacheTTL", "anthropic_tool_result"]
-
 #: ``max_tokens`` is required by the Messages API; this leaves room for a long answer.
 DEFAULT_MAX_TOKENS = 4096
 
-#: How long a cache entry lives after its last use: 5 minutes (writes cost 1.25x the input
-#: price) or 1 hour (2x); reads cost 0.1x either way.
+#: How long a cache entry lives after its last use (writes cost 1.25x the input price or 2x).
 CacheTTL = Literal["5m", "1h"]
 _CACHE_TTLS = ("5m", "1h", None)
 
-#: The shortest prefix Anthropic caches (shorter ones are silently not cached), per model family
-#: as their prompt-caching documentation lists it: the first pattern found in the model's name
-#: wins; any other model, 1,024 tokens (Sonnet and older Opus models).
+#: The shortest prefix Anthropic caches, per model family as its documentation lists it: the first
+#: pattern found in the model's name wins; any other model (Sonnet, older Opus), 1,024 tokens.
 MIN_CACHEABLE_TOKENS: tuple[tuple[str, int], ...] = (
     (r"opus-4-[5-9]", 4096),
     (r"haiku-4-[5-9]", 4096),
     (r"haiku", 2048),
 )
 DEFAULT_MIN_CACHEABLE_TOKENS = 1024
+
+#: The built-in tool types Anthropic has for a tool's ``native_kind``.
+NATIVE_TOOL_TYPES = {"memory": "memory_20250818"}
+
+
+def anthropic_tool(tool: ToolSpec, *, native_memory: bool = True) -> dict[str, Any]:
+    """The Messages API ``tools`` entry of a tool (for a loop of your own): Anthropic's built-in
+    declaration for the memory tool (unless ``native_memory=False``), else a custom tool."""
+    native = NATIVE_TOOL_TYPES.get(getattr(tool, "native_kind", None) or "")
+    if native_memory and native is not None:
+        return {"type": native, "name": tool.name}
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
 
 
 def _tool_result_block(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:
@@ -61,12 +67,9 @@ def _tool_result_block(tool_use_id: str, text: str, is_error: bool) -> dict[str,
 
 
 def anthropic_tool_result(tool_use: Any, result: object) -> dict[str, Any]:
-    """The ``tool_result`` block answering ``tool_use``, for people who run their own loop.
-
-    ``tool_use`` is the ``tool_use`` block (the SDK's object or its dict form); ``result`` is what
-    the tool returned. ``is_error: true`` is set when the result is an error — a
-    :class:`~toolnexus.agents.ToolReply` that says so, or a plain ``str`` starting with
-    ``error:`` — so Claude sees failures the way the SDK's own tool runner reports them::
+    """The ``tool_result`` block answering a ``tool_use`` block (the SDK's or its dict form), for a
+    loop of your own; ``is_error: true`` when the result is an error (a :class:`ToolReply` saying
+    so, or a ``str`` starting with ``error:``), as the SDK's own tool runner reports failures::
 
         reply = anthropic_tool_result(block, memory.tool(**block.input))
         messages.append({"role": "user", "content": [reply]})
@@ -152,10 +155,9 @@ class AnthropicModel(SDKModel):
     timeout=None, **options)``.
 
     ``api_key`` defaults to ``ANTHROPIC_API_KEY``. ``native_memory=False`` declares the memory
-    tool as an ordinary tool instead of the built-in one. ``cache_ttl`` is the prompt cache's
-    lifetime, ``"5m"`` or ``"1h"``; ``None`` sends no ``cache_control`` at all (the soul as one
-    plain string). ``options`` go to every ``create`` call (``temperature``, …). Provider failures
-    raise :class:`ModelError`.
+    tool as a custom tool. ``cache_ttl``: the prompt cache's lifetime, ``"5m"`` or ``"1h"``; ``None``
+    sends no ``cache_control`` (the soul as one string). ``options`` go to every ``create`` call
+    (``temperature``, …). Provider failures raise :class:`ModelError`.
     """
 
     provider = "anthropic"
@@ -191,20 +193,12 @@ class AnthropicModel(SDKModel):
         # TypeError: the SDK's word for "no API key or other credentials found"
         return (self._sdk.AnthropicError, TypeError)
 
-    def declare(self, tool: ToolSpec) -> dict[str, Any]:
-        """The ``tools`` entry for one tool: the built-in memory declaration where it applies."""
-        native = getattr(tool, "anthropic_memory_tool", None)
-        if self.native_memory and callable(native):
-            declaration: dict[str, Any] = native()
-            return declaration
-        return tool.anthropic_tool()
-
     async def __call__(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> ModelReply:
         wire = to_anthropic_messages(messages)
         request: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": wire}
-        declared = [sorted_keys(self.declare(tool)) for tool in tools]
+        declared = [sorted_keys(anthropic_tool(tool, native_memory=self.native_memory)) for tool in tools]
         if self.cache_ttl is None:
             if system:
                 request["system"] = str(system)

@@ -1,12 +1,8 @@
 """The tool loop: model → tool calls → results → model, until a final answer or ``max_turns``.
 
-It knows only the neutral messages of :mod:`.models.base`. Every tool call of one model turn
-runs concurrently; a tool that raises becomes an ``error: …`` text the model sees (the loop never
-dies on a tool); errors from the model itself propagate. A *turn* is one model call.
-
-A result is marked as an error (``is_error``, sent as such to Anthropic) when the tool says so —
-a :class:`~toolnexus.agents.ToolReply` with ``is_error=True``, as the memory tool returns — or,
-for a tool returning a plain ``str``, when its text starts with ``error:``.
+The calls of one turn run concurrently. A tool that raises becomes an ``error: …`` result (the loop
+never dies on a tool; a model's errors propagate); a result is an error (``is_error``) when the tool
+returns a :class:`~toolnexus.agents.ToolReply` saying so, or a ``str`` starting with ``error:``.
 """
 
 from __future__ import annotations
@@ -30,8 +26,6 @@ from toolnexus.runtime.messages import (
     UserMessage,
 )
 
-__all__ = ["DEFAULT_MAX_TURNS", "RunResult", "run_loop"]
-
 logger = logging.getLogger("toolnexus")
 
 #: Model calls one run may make before it stops with status ``"max_turns"``: enough for a few
@@ -43,12 +37,8 @@ Status = Literal["completed", "max_turns"]
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """How one run ended.
-
-    ``status`` is ``"completed"`` when the model gave a final answer (``text``), ``"max_turns"``
-    when it still asked for tools after ``max_turns`` model calls (``text`` is then whatever text
-    its last turn had, often empty). ``messages`` is the whole transcript, prompt included.
-    """
+    """How one run ended: ``"completed"`` with the final answer, or ``"max_turns"`` with the last
+    turn's text (often empty) when the model still asked for tools. ``messages``: the transcript."""
 
     text: str
     status: Status

@@ -1,52 +1,24 @@
-"""What the tool loop and a model adapter say to each other: messages in, text or tool calls out.
-
-The loop keeps a provider-neutral transcript (:data:`Message`); an adapter turns it into its
-provider's wire format, calls the official SDK, and turns the answer back into a
-:class:`ModelReply`. Anything that implements :class:`Model` — including a plain
-``async def model(system, messages, tools)`` — can drive an agent.
-"""
+"""What the tool loop and a model adapter say to each other, in no provider's format: an adapter
+turns the transcript into its wire format and the answer back into a :class:`ModelReply`."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
-
-__all__ = [
-    "AssistantMessage",
-    "Message",
-    "Model",
-    "ModelError",
-    "ModelReply",
-    "ToolCall",
-    "ToolResult",
-    "ToolSpec",
-    "Usage",
-    "UserMessage",
-    "parse_arguments",
-]
 
 
 class ModelError(Exception):
-    """The model provider failed (unreachable, refused the key, rejected the request).
-
-    The message is one line naming the provider, the endpoint and what it said, so a command line
-    can print it as is.
-    """
+    """The provider failed; the message is one line naming it, its endpoint and what it said."""
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens a run consumed, as the provider reported them (0 when it reported nothing).
 
-    ``input_tokens`` counts every prompt token, cached or not (as OpenAI reports them; for
-    Anthropic, whose ``input_tokens`` leaves the cache out, the three figures are added up), so it
-    means the same with caching on or off. ``cache_read_tokens`` and ``cache_write_tokens`` are
-    the parts of it the provider read from its prompt cache and wrote to it (Anthropic:
-    ``cache_read_input_tokens`` / ``cache_creation_input_tokens``; OpenAI:
-    ``prompt_tokens_details.cached_tokens`` / ``cache_write_tokens``). Providers bill them
-    differently (Anthropic: reads 0.1x, writes 1.25x for 5 minutes, 2x for 1 hour).
+    ``input_tokens`` counts every prompt token, cached or not, so it means the same with caching
+    on or off; ``cache_read_tokens`` and ``cache_write_tokens`` are the parts of it read from and
+    written to the provider's prompt cache (billed differently: Anthropic reads 0.1x, writes 1.25x).
     """
 
     input_tokens: int = 0
@@ -73,19 +45,13 @@ class Usage:
 
     def to_dict(self) -> dict[str, int]:
         """JSON-ready form: the four counts and ``total_tokens``."""
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_read_tokens": self.cache_read_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
-            "total_tokens": self.total_tokens,
-        }
+        return {**asdict(self), "total_tokens": self.total_tokens}
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One call the model asked for. ``arguments`` is the parsed JSON object; when the model sent
-    something that is not a JSON object, it is ``{}`` and ``problem`` says what was wrong."""
+    """One call the model asked for; ``problem`` says why ``arguments`` is ``{}`` when the model
+    sent something that is not a JSON object."""
 
     id: str
     name: str
@@ -128,10 +94,13 @@ Message: TypeAlias = UserMessage | AssistantMessage | ToolResult
 
 @runtime_checkable
 class ToolSpec(Protocol):
-    """What the loop needs of a tool: a name, declarations for each provider, and a way to run it.
+    """A tool, in no provider's format: its name, description and JSON Schema, and ``acall``,
+    which returns the text to send back (it may raise: the loop reports the error).
 
-    :class:`~toolnexus.agents.MemoryTool`, ``Agent.as_tool()`` and :class:`~toolnexus.agents.Tool`
-    all fit. ``acall`` returns the text to send back; it may raise (the loop reports the error).
+    Each model adapter declares a tool in its own wire format. A tool may also have a
+    ``native_kind``: a built-in tool it can stand for (``"memory"``: Anthropic's memory tool,
+    whose commands :class:`~toolnexus.agents.MemoryTool` runs). An adapter whose provider has that
+    built-in declares it so; any other declares the tool by its schema.
     """
 
     name: str
@@ -140,34 +109,14 @@ class ToolSpec(Protocol):
     @property
     def input_schema(self) -> dict[str, Any]: ...
 
-    def openai_tool(self) -> dict[str, Any]: ...
-
-    def anthropic_tool(self) -> dict[str, Any]: ...
-
     async def acall(self, /, **arguments: Any) -> str: ...
 
 
 class Model(Protocol):
-    """Messages in, text or tool calls out. A plain async function with this signature will do;
-    returning a ``str`` means a final answer with no tool calls.
-
-    An agent passes its session's soul as ``system``: a :class:`~toolnexus.composer.parts.Soul`,
-    a ``str`` that also carries ``parts`` (stable, then volatile) for placing cache breakpoints.
-    """
+    """Messages in, text or tool calls out; a plain async function will do (a ``str`` is a final
+    answer). ``system`` is the session's :class:`~toolnexus.composer.parts.Soul`, whose ``parts``
+    (stable, then volatile) say where cache breakpoints go."""
 
     async def __call__(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> ModelReply | str: ...
-
-
-def parse_arguments(raw: str | None) -> tuple[dict[str, Any], str | None]:
-    """A tool call's JSON arguments as a dict, or ``({}, why not)`` for the model to fix."""
-    if raw is None or not raw.strip():
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except ValueError as error:
-        return {}, f"error: the arguments are not valid JSON ({error}); send a JSON object."
-    if not isinstance(value, dict):
-        return {}, f"error: the arguments must be a JSON object, not {type(value).__name__}."
-    return value, None

@@ -1,14 +1,5 @@
 """Sessions: one conversation on one soul, composed when the session starts and frozen for its
-whole life (the specification's snapshot rule). Memory edits made during a session show in the
-next session's soul, never in the current one.
-
-``agent.session()`` works both ways::
-
-    async with agent.session() as chat:        # in an event loop
-        await chat.send("Hello")
-    with agent.session() as chat:              # in plain code: each send runs on the session's loop
-        chat.send("Hello")
-"""
+life (memory edits show in the next session). ``agent.session()`` is ``async with`` or ``with``."""
 
 from __future__ import annotations
 
@@ -19,14 +10,12 @@ from typing import Any, Protocol, TypeVar
 from toolnexus.runtime.loop import RunResult, run_loop
 from toolnexus.runtime.messages import Message, Model, ToolSpec, Usage
 
-__all__ = ["Session", "SessionContext", "SessionHost", "SyncSession"]
-
 T = TypeVar("T")
 
 
 class SessionHost(Protocol):
-    """What a session needs of whoever starts it (an :class:`~toolnexus.runtime.agent.Agent`):
-    a fresh session on a freshly composed soul, and a way to close the model's connections."""
+    """What a session needs of the :class:`~toolnexus.agents.Agent` that starts it (not the class:
+    it sits above)."""
 
     async def start_session(self) -> Session: ...
 
@@ -64,17 +53,11 @@ class SyncSession:
     def __init__(self, agent: SessionHost) -> None:
         self._agent = agent
         self._runner = asyncio.Runner()
-        self._session: Session | None = None
         try:
-            self._session = self._runner.run(agent.start_session())
+            self.session: Session = self._runner.run(agent.start_session())
         except BaseException:
             self._runner.close()
             raise
-
-    @property
-    def session(self) -> Session:
-        assert self._session is not None, "the session failed to start"
-        return self._session
 
     @property
     def soul(self) -> str:

@@ -1,6 +1,5 @@
-"""``Tool``: any Python function as a tool the agent loop can run, with the same interface as
-:class:`~toolnexus.agents.MemoryTool` (``name``, ``description``, ``input_schema``,
-``openai_tool()``, ``anthropic_tool()``, ``acall``/``tool``)."""
+"""``Tool``: any Python function as a tool the loop can run, in no provider's format (the shape of
+:class:`~toolnexus.runtime.messages.ToolSpec`, as :class:`~toolnexus.agents.MemoryTool`'s)."""
 
 from __future__ import annotations
 
@@ -10,17 +9,14 @@ import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["Tool", "check_tool", "declarations", "run_blocking"]
-
 T = TypeVar("T")
 
-#: What the tool loop calls on every tool.
-TOOL_INTERFACE = ("name", "description", "openai_tool", "anthropic_tool", "acall")
+#: What the loop and the model adapters use of every tool.
+TOOL_INTERFACE = ("name", "description", "input_schema", "acall")
 
 
 def run_blocking(make: Callable[[], Coroutine[Any, Any, T]], what: str) -> T:
-    """Run the coroutine ``make()`` on a loop of its own; inside a running loop, say to await the
-    async form instead (nothing is created then, so nothing is left un-awaited)."""
+    """Run ``make()`` on a loop of its own; inside a running loop, refuse before creating it."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -38,18 +34,6 @@ def check_tool(tool: Any) -> None:
         )
 
 
-def declarations(
-    name: str, description: str, schema: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The OpenAI and Anthropic ``tools`` entries for one tool."""
-    function = {"name": name, "description": description, "parameters": schema}
-    return {"type": "function", "function": function}, {
-        "name": name,
-        "description": description,
-        "input_schema": schema,
-    }
-
-
 class Tool:
     """A function the model may call. ``function`` receives the model's arguments as keywords and
     returns the text to send back (anything else is ``str()``-ed); it may be ``async``. A sync
@@ -60,6 +44,9 @@ class Tool:
     >>> tool = Tool(weather, "Today's weather in a city.",
     ...             {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
     """
+
+    #: A built-in tool of some provider this one stands for (see ``ToolSpec``); a function has none.
+    native_kind: str | None = None
 
     def __init__(
         self,
@@ -78,12 +65,6 @@ class Tool:
     def input_schema(self) -> dict[str, Any]:
         return copy.deepcopy(self._schema)
 
-    def openai_tool(self) -> dict[str, Any]:
-        return declarations(self.name, self.description, self.input_schema)[0]
-
-    def anthropic_tool(self) -> dict[str, Any]:
-        return declarations(self.name, self.description, self.input_schema)[1]
-
     async def acall(self, /, **arguments: Any) -> str:
         if inspect.iscoroutinefunction(self.function):
             result = await self.function(**arguments)
@@ -93,7 +74,7 @@ class Tool:
 
     def tool(self, /, **arguments: Any) -> str:
         """Run one call outside an event loop."""
-        return run_blocking(lambda: self.acall(**arguments), "Tool.tool()")
+        return run_blocking(lambda: self.acall(**arguments), f"{type(self).__name__}.tool()")
 
     def __repr__(self) -> str:
-        return f"Tool({self.name!r})"
+        return f"{type(self).__name__}({self.name!r})"
