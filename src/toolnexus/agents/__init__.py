@@ -18,19 +18,11 @@ from toolnexus.composer.rules import (
 from toolnexus.errors import BootstrapError
 from toolnexus.fleet import AUDIT_ISSUES, AuditSummary, PersonaAudit, audit, dask_client
 from toolnexus.memory.portable import MemoryTool, memory_tool
-from toolnexus.models import (
-    AnthropicModel,
-    ModelError,
-    ModelReply,
-    OpenAIChatModel,
-    ToolCall,
-    Usage,
-    anthropic_tool,
-    anthropic_tool_result,
-    openai_tool,
-)
+from toolnexus.models.anthropic import AnthropicModel, anthropic_tool, anthropic_tool_result
+from toolnexus.models.openai import OpenAIChatModel, openai_tool
 from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
 from toolnexus.runtime.loop import RunResult
+from toolnexus.runtime.messages import ModelError, ModelReply, ToolCall, Usage
 from toolnexus.runtime.session import Session, SyncSession
 from toolnexus.runtime.tools import Tool
 from toolnexus.soul.bundling import write_bundle

@@ -1,5 +1,6 @@
-"""What both SDK adapters share: the optional SDK's import, one client per event loop, and SDK
-exceptions as one-line :class:`ModelError` messages."""
+"""What both SDK adapters share: the optional SDK's import, one client per event loop (an httpx
+pool belongs to the loop that opened it, and the blocking forms each run a loop of their own), and
+SDK exceptions as one-line :class:`ModelError` messages."""
 
 from __future__ import annotations
 
@@ -20,28 +21,6 @@ def sorted_keys(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [sorted_keys(item) for item in value]
     return value
-
-
-class LoopBoundClient:
-    """An SDK async client per event loop: an httpx pool belongs to the loop that opened it, and
-    ``run_sync`` / the sync session run each call on a loop of their own."""
-
-    def __init__(self, factory: Callable[[], Any]) -> None:
-        self._factory = factory
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._client: Any = None
-
-    def get(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client, self._loop = self._factory(), loop
-        return self._client
-
-    async def aclose(self) -> None:
-        """Close this loop's client (its connections); the next call opens a new one."""
-        client, self._client, self._loop = self._client, None, None
-        if client is not None:
-            await client.close()
 
 
 def model_error(provider: str, endpoint: str, error: BaseException) -> ModelError:
@@ -88,7 +67,9 @@ class SDKModel:
         client_options: dict[str, Any] = {"base_url": base_url, "api_key": key, "max_retries": max_retries}
         if timeout is not None:  # else the SDK's default
             client_options["timeout"] = timeout
-        self._client = LoopBoundClient(lambda: getattr(self._sdk, self.client_class)(**client_options))
+        self._client_options = client_options
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def default_key(self, api_key: str | None) -> str | None:
         """The key to give the client (``None``: the SDK reads its environment variable)."""
@@ -111,13 +92,22 @@ class SDKModel:
     async def request(self, call: Callable[[Any], Awaitable[Any]]) -> Any:
         """``await call(client)``, with the provider's failures as one-line :class:`ModelError`."""
         try:
-            return await call(self._client.get())
+            return await call(self._loop_client())
         except self.provider_errors() as error:
             raise model_error(self.provider, self.endpoint, error) from error
 
+    def _loop_client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client, self._loop = getattr(self._sdk, self.client_class)(**self._client_options), loop
+        return self._client
+
     async def aclose(self) -> None:
-        """Close the SDK client's connections (the blocking forms do it when they finish)."""
-        await self._client.aclose()
+        """Close this loop's SDK client, its connections (the blocking forms do it when they finish);
+        the next call opens a new one."""
+        client, self._client, self._loop = self._client, None, None
+        if client is not None:
+            await client.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r})"
