@@ -94,6 +94,14 @@ def view(path: str, text: str, view_range: Any, max_chars: int) -> ToolReply:
     return ToolReply(header + "\n" + "\n".join(_numbered(lines, first, max_chars)))
 
 
+def create(text: str, file_text: str, path: str) -> tuple[str | None, str]:
+    """A new file's text; one that holds notes is refused, with toolnexus's advice."""
+    advice = "It holds notes: view it, then edit it with str_replace or insert."
+    if text:
+        return None, f"File {path} already exists\n{advice}"
+    return file_text, f"File created successfully at: {path}"
+
+
 def replace(text: str, old: str, new: str, path: str, max_chars: int) -> tuple[str | None, str]:
     """``old`` → ``new`` where ``old`` occurs exactly once: ``(new text, the snippet reply)``,
     or ``(None, why not)`` naming the lines of several matches."""

@@ -39,11 +39,7 @@ _CACHE_TTLS = ("5m", "1h", None)
 
 #: The shortest prefix Anthropic caches, per model family as its documentation lists it: the first
 #: pattern found in the model's name wins; any other model (Sonnet, older Opus), 1,024 tokens.
-MIN_CACHEABLE_TOKENS: tuple[tuple[str, int], ...] = (
-    (r"opus-4-[5-9]", 4096),
-    (r"haiku-4-[5-9]", 4096),
-    (r"haiku", 2048),
-)
+MIN_CACHEABLE_TOKENS = ((r"opus-4-[5-9]", 4096), (r"haiku-4-[5-9]", 4096), (r"haiku", 2048))
 DEFAULT_MIN_CACHEABLE_TOKENS = 1024
 
 #: The built-in tool types Anthropic has for a tool's ``native_kind``.

@@ -21,8 +21,6 @@ from toolnexus.runtime.tools import Tool, check_tool, run_blocking
 from toolnexus.soul.compose import compose_soul_parts_async
 from toolnexus.sources import DEFAULT_ENGINE, BootstrapSource, resolve
 
-__all__ = ["HEARTBEAT_OK", "HEARTBEAT_PROMPT", "Agent", "AgentTool", "agent_from_dir"]
-
 HEARTBEAT_OK = "HEARTBEAT_OK"
 
 #: The fixed prompt of :meth:`Agent.heartbeat`.
