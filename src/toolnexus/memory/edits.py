@@ -2,8 +2,7 @@
 
 Both command sets build their :data:`Plan` here, so the cap, the UTF-8 rule and the "nothing
 changed" reply are written once; a :class:`Voice` says how each set words its replies. A plan may
-run again after a write conflict, so everything here is a pure function of the bytes.
-"""
+run again after a write conflict, so everything here is a pure function of the bytes."""
 
 from __future__ import annotations
 
@@ -51,19 +50,19 @@ NATIVE = Voice(
 )
 
 
-def _decode(current: bytes | None, name: str, voice: Voice) -> tuple[str | None, ToolReply | None]:
-    """``(text, None)`` for an editable file (absent → ``""``), else ``(None, error)``."""
+def _decode(current: bytes | None, name: str, voice: Voice) -> str | ToolReply:
+    """The text of an editable file (absent: ``""``), else the error refusing it."""
     if current is None:
-        return "", None
+        return ""
     if len(current) > MAX_BOOTSTRAP_FILE_BYTES:
-        return None, voice.error(
+        return voice.error(
             f"{name} is already larger than the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit (it was written "
             "outside this tool) and cannot be edited safely; ask the user to condense it."
         )
     try:
-        return current.decode("utf-8"), None
+        return current.decode("utf-8")
     except UnicodeDecodeError as error:
-        return None, voice.error(
+        return voice.error(
             f"{name} contains bytes that are not valid UTF-8 (at byte {error.start}), so it "
             "is not edited — no text would survive intact; ask the user to fix the file."
         )
@@ -73,22 +72,17 @@ def plan_edit(name: str, edit: Edit, voice: Voice = PORTABLE) -> Plan:
     """A store plan: decode ``name``'s bytes, apply ``edit``, refuse anything over the cap."""
 
     def plan(current: bytes | None) -> Change:
-        text, problem = _decode(current, name, voice)
-        if text is None:
-            return Change(None, problem or voice.error("unreadable"))
+        text = _decode(current, name, voice)
+        if isinstance(text, ToolReply):
+            return Change(None, text)
         new_text, reply = edit(text)
         if new_text is None:
             return Change(None, voice.error(reply))
         data = new_text.encode("utf-8")
         if len(data) > MAX_BOOTSTRAP_FILE_BYTES:
-            return Change(
-                None,
-                voice.error(
-                    f"refused — {name} would grow to {len(data)} bytes, over its "
-                    f"{MAX_BOOTSTRAP_FILE_BYTES}-byte limit. Condense first: {voice.condense}, then try "
-                    "again with a shorter note."
-                ),
-            )
+            why = f"refused — {name} would grow to {len(data)} bytes, over its {MAX_BOOTSTRAP_FILE_BYTES}"
+            why += f"-byte limit. Condense first: {voice.condense}, then try again with a shorter note."
+            return Change(None, voice.error(why))
         unchanged = current is not None and data == current
         if voice.usage:
             used = f"{len(data)} of {MAX_BOOTSTRAP_FILE_BYTES} bytes used"
@@ -96,20 +90,6 @@ def plan_edit(name: str, edit: Edit, voice: Voice = PORTABLE) -> Plan:
         return Change(None if unchanged else data, ToolReply(reply))
 
     return plan
-
-
-def find_once(text: str, old: str, name: str, *, field: str = "old", fix: str = "call view") -> int | str:
-    """Where ``old`` starts in ``text`` when it occurs exactly once, else the error text."""
-    count = text.count(old)
-    if count == 1:
-        return text.index(old)
-    where = "does not occur" if count == 0 else f"occurs {count} times"
-    how = (
-        f"{fix} and copy the text exactly"
-        if count == 0
-        else "include more of the surrounding text so it occurs exactly once"
-    )
-    return f"{field!r} {where} in {name}; {how}. Nothing was changed."
 
 
 def readable_text(current: bytes | None) -> str | None:

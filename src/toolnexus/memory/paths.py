@@ -4,8 +4,7 @@
 ``/memories/<path>.md`` is a *topic file* in the home's ``memory/`` folder, read through the tool,
 never in the soul. Names are segments of ``[A-Za-z0-9._-]`` (not starting with ``.``), the last
 ending in ``.md``, at most :data:`MAX_DEPTH` deep, without ``.``, ``..`` or ``\\``; the files are
-bounded in count and size. Each refusal says what to do instead.
-"""
+bounded in count and size. Each refusal says what to do instead."""
 
 from __future__ import annotations
 

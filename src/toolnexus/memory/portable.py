@@ -2,11 +2,9 @@
 (what it has learned), USER.md (who its user is) and topic files in ``memory/``.
 
 One tool, ``memory``: a ``command`` (view / append / replace / remove, after Letta's core memory)
-on a ``target`` (``"memory"``, ``"user"``) or a topic ``file``; or Anthropic's built-in memory
-commands on ``/memories/…`` paths (:mod:`.native`). Answers are :class:`ToolReply` objects (a
-mistake the model can fix has ``is_error``); storage failures raise. Edits are planned purely
-(:mod:`.edits`) and each read-plan-write is indivisible on its store (:mod:`toolnexus.stores`).
-"""
+on a ``target`` (``"memory"``, ``"user"``) or a topic ``file``, or Anthropic's built-in memory
+commands (:mod:`.native`). A mistake the model can fix is a :class:`ToolReply` with ``is_error``;
+storage failures raise. Each read-plan-write is indivisible on its store (:mod:`toolnexus.stores`)."""
 
 from __future__ import annotations
 
@@ -18,7 +16,7 @@ from typing import Any
 
 from toolnexus._reply import ToolReply
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
-from toolnexus.memory.edits import PORTABLE, find_once, plan_edit, readable_text
+from toolnexus.memory.edits import PORTABLE, plan_edit, readable_text
 from toolnexus.memory.native import NativeMemory, is_native
 from toolnexus.memory.paths import MAX_DEPTH, MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
@@ -128,9 +126,15 @@ def _edit(command: str, text: str, arguments: Mapping[str, Any], name: str) -> t
         separator = "" if not text or text.endswith(("\n", "\r")) else "\n"
         return f"{text}{separator}{note}\n", "ok: note appended"
     old = str(arguments["old"])
-    start = find_once(text, old, name)
-    if isinstance(start, str):
-        return None, start
+    count = text.count(old)
+    if count != 1:
+        where, how = (
+            ("does not occur", "call view and copy the text exactly")
+            if count == 0
+            else (f"occurs {count} times", "include more of the surrounding text so it occurs exactly once")
+        )
+        return None, f"'old' {where} in {name}; {how}. Nothing was changed."
+    start = text.index(old)
     end = start + len(old)
     if command == "replace":
         return text[:start] + str(arguments["new"]) + text[end:], "ok: replaced"

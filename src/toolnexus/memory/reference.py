@@ -1,8 +1,7 @@
 """The text of Anthropic's reference memory tool (``BetaLocalFilesystemMemoryTool``), reproduced
 sentence for sentence and byte for byte, as Claude has seen it in training; pure. toolnexus adds
 two things: a view longer than ``max_chars`` is cut at a whole line (saying how to page with
-``view_range``), and a ``view_range`` starting past the end is an error (the reference shows nothing).
-"""
+``view_range``), and a ``view_range`` starting past the end is an error (the reference shows nothing)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
 """``AnthropicModel``: the Messages API with tools through the official ``anthropic`` SDK.
 
-A tool whose ``native_kind`` is ``"memory"`` (the memory tool) is declared as Anthropic's built-in
-memory tool by default, the form Claude models are trained on; the tool runs its calls natively.
-
-Prompt caching (``cache_ttl="5m"`` by default) caches the prefix tools → system → messages up to
-each ``cache_control`` breakpoint (four at most): after the tools, after the soul's stable part
-(AGENTS.md … TOOLS.md), after the whole soul, and on the latest message, so a turn reads the earlier
-turns from the cache and a new session the tools and stable part, even after a memory edit. The
-soul is sent as text blocks whose concatenation is the soul.
-"""
+A tool whose ``native_kind`` is ``"memory"`` is declared as Anthropic's built-in memory tool (the
+form Claude is trained on) unless ``native_memory=False``. Prompt caching puts ``cache_control``
+breakpoints (four at most) after the tools, the soul's stable part, the whole soul and the latest
+message: a turn reads the earlier turns from the cache, a new session the tools and the stable
+part, even after a memory edit. The soul goes as text blocks whose concatenation is the soul."""
 
 from __future__ import annotations
 

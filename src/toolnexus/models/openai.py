@@ -1,10 +1,9 @@
 """``OpenAIChatModel``: Chat Completions with tools through the official ``openai`` SDK; its
 ``base_url`` points it at any OpenAI-compatible server (Ollama, vLLM, llama.cpp, a LiteLLM proxy).
 
-OpenAI caches byte-identical prefixes of 1,024 tokens and more, on the machine a request is routed
-to: the system message and the tools go as the same bytes in every turn and session (the agent's
-order, sorted keys), and ``prompt_cache_key`` routes one persona's requests to the same cache.
-"""
+OpenAI caches byte-identical prefixes, on the machine a request is routed to: the system message
+and the tools go as the same bytes in every turn and session (the agent's order, sorted keys), and
+``prompt_cache_key`` routes one persona's requests to the same cache."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 The calls of one turn run concurrently. A tool that raises becomes an ``error: …`` result (the loop
 never dies on a tool; a model's errors propagate); a result is an error (``is_error``) when the tool
-returns a :class:`~toolnexus.agents.ToolReply` saying so, or a ``str`` starting with ``error:``.
-"""
+returns a :class:`~toolnexus.agents.ToolReply` saying so, or a ``str`` starting with ``error:``."""
 
 from __future__ import annotations
 
