@@ -57,9 +57,8 @@ def _check(arguments: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _not_found(path: MemoryPath | str) -> ToolReply:
-    given = path.given if isinstance(path, MemoryPath) else path
-    return NATIVE.error(f"The path {given} does not exist. Please provide a valid path.")
+def _not_found(path: MemoryPath) -> ToolReply:
+    return NATIVE.error(f"The path {path.given} does not exist. Please provide a valid path.")
 
 
 def _not_a_file(path: MemoryPath) -> ToolReply:

@@ -276,21 +276,12 @@ def memory_tool(
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
-    ``user=False`` restricts it to MEMORY.md (``target`` leaves the schema). Topic files live in
-    the home's ``memory/`` folder, written through the same store as MEMORY.md and USER.md.
-
-    A home that cannot be written fails now, not at the first write: a bundle or read-only
-    filesystem raises :class:`BootstrapError` saying why, a missing home
-    :class:`FileNotFoundError`, a plain file :class:`NotADirectoryError`, an unwritable local
-    folder :class:`PermissionError`, a ``BootstrapSource`` without a ``writer``
-    :class:`TypeError`. A layered persona writes to its top layer.
-
-    Edits are never reported "ok" if another writer could silently undo them: S3, Azure Blob and
-    GCS edits are compare-and-swaps, and before the first write per bucket and process the server
-    is checked to enforce them (a server that ignores them makes every edit raise
-    :class:`BootstrapError`); another fsspec filesystem is refused now. ``single_writer=True`` is
-    your word that only one process writes this home: writes are then plain, serialised only
-    within this process. ``engine="obstore"`` writes with obstore's own conditional puts (the
+    ``user=False`` restricts it to MEMORY.md. A home that cannot be written fails now (a bundle or
+    read-only filesystem: :class:`BootstrapError` saying why); a layered persona writes to its top
+    layer. Edits are never reported "ok" if another writer could silently undo them: object-store
+    edits are compare-and-swaps on a server checked to enforce them, another fsspec filesystem is
+    refused, unless ``single_writer=True`` (your word that only this process writes the home).
+    ``engine="obstore"`` writes with obstore's own conditional puts (the
     same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused.
     """
     source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)

@@ -79,12 +79,6 @@ class SDKModel:
         raise NotImplementedError
 
     @property
-    def min_cacheable_tokens(self) -> int | None:
-        """The shortest prefix the provider caches (``None``: caching is off), so an agent can say
-        once that its soul's stable part is too short to be cached."""
-        return None
-
-    @property
     def endpoint(self) -> str:
         """Where requests go, for error messages: ``base_url``, the SDK's variable, or the default."""
         return self.base_url or os.environ.get(f"{self.provider.upper()}_BASE_URL") or self.default_endpoint

@@ -60,12 +60,8 @@ def _tool_result_block(tool_use_id: str, text: str, is_error: bool) -> dict[str,
 
 def anthropic_tool_result(tool_use: Any, result: object) -> dict[str, Any]:
     """The ``tool_result`` block answering a ``tool_use`` block (the SDK's or its dict form), for a
-    loop of your own; ``is_error: true`` when the result is an error (a :class:`ToolReply` saying
-    so, or a ``str`` starting with ``error:``), as the SDK's own tool runner reports failures::
-
-        reply = anthropic_tool_result(block, memory.tool(**block.input))
-        messages.append({"role": "user", "content": [reply]})
-    """
+    loop of your own: ``is_error: true`` when the result is an error (a :class:`ToolReply` saying
+    so, or a ``str`` starting with ``error:``), as the SDK's own tool runner reports failures."""
     tool_use_id = tool_use.get("id") if isinstance(tool_use, dict) else getattr(tool_use, "id", None)
     if not isinstance(tool_use_id, str):
         raise TypeError(f"anthropic_tool_result needs a tool_use block with an id, not {tool_use!r}")
@@ -110,13 +106,6 @@ def system_blocks(system: str, marker: dict[str, Any]) -> list[dict[str, Any]]:
     for index in {stable - 1, len(blocks) - 1} - {-1}:
         blocks[index]["cache_control"] = marker
     return blocks
-
-
-def _mark_latest(wire: list[dict[str, Any]], marker: dict[str, Any]) -> None:
-    """A breakpoint on the conversation's last block: the next turn reads everything up to it."""
-    if wire:
-        content = wire[-1]["content"]
-        content[-1] = {**content[-1], "cache_control": marker}
 
 
 def from_anthropic_message(message: Any) -> ModelReply:
@@ -176,10 +165,8 @@ class AnthropicModel(SDKModel):
     def min_cacheable_tokens(self) -> int | None:
         if self.cache_ttl is None:
             return None
-        for pattern, tokens in MIN_CACHEABLE_TOKENS:
-            if re.search(pattern, self.model):
-                return tokens
-        return DEFAULT_MIN_CACHEABLE_TOKENS
+        found = (tokens for pattern, tokens in MIN_CACHEABLE_TOKENS if re.search(pattern, self.model))
+        return next(found, DEFAULT_MIN_CACHEABLE_TOKENS)
 
     def provider_errors(self) -> tuple[type[BaseException], ...]:
         # TypeError: the SDK's word for "no API key or other credentials found"
@@ -202,7 +189,8 @@ class AnthropicModel(SDKModel):
                 request["system"] = system_blocks(system, marker)
             if declared:
                 declared[-1]["cache_control"] = marker
-            _mark_latest(wire, marker)
+            if wire:  # on the conversation's last block: the next turn reads everything up to it
+                wire[-1]["content"][-1] = {**wire[-1]["content"][-1], "cache_control": marker}
         if declared:
             request["tools"] = declared
         message = await self.request(lambda client: client.messages.create(**request, **self.options))

@@ -89,14 +89,10 @@ Message: TypeAlias = UserMessage | AssistantMessage | ToolResult
 
 @runtime_checkable
 class ToolSpec(Protocol):
-    """A tool, in no provider's format: its name, description and JSON Schema, and ``acall``,
-    which returns the text to send back (it may raise: the loop reports the error).
-
-    Each model adapter declares a tool in its own wire format. A tool may also have a
-    ``native_kind``: a built-in tool it can stand for (``"memory"``: Anthropic's memory tool,
-    whose commands :class:`~toolnexus.agents.MemoryTool` runs). An adapter whose provider has that
-    built-in declares it so; any other declares the tool by its schema.
-    """
+    """A tool, in no provider's format (each adapter declares it in its own): a name, a description,
+    a JSON Schema, and ``acall`` returning the text to send back (it may raise). A ``native_kind``
+    (``"memory"``: :class:`~toolnexus.agents.MemoryTool`) names a provider's built-in tool it runs
+    the commands of: an adapter that has the built-in declares that, any other the schema."""
 
     name: str
     description: str
