@@ -21,9 +21,8 @@ from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.models.anthropic import AnthropicModel, anthropic_tool, anthropic_tool_result
 from toolnexus.models.openai import OpenAIChatModel, openai_tool
 from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
-from toolnexus.runtime.loop import RunResult
+from toolnexus.runtime.loop import RunResult, Session, SyncSession
 from toolnexus.runtime.messages import ModelError, ModelReply, ToolCall, Usage
-from toolnexus.runtime.session import Session, SyncSession
 from toolnexus.runtime.tools import Tool
 from toolnexus.soul.bundling import write_bundle
 from toolnexus.soul.cache import SoulCache

@@ -65,8 +65,8 @@ def _not_a_file(path: MemoryPath) -> ToolReply:
     return NATIVE.error(f"The path {path.given} is not a file.")
 
 
-def _exists(given: str, advice: str = "") -> ToolReply:
-    return NATIVE.error(f"File {given} already exists{advice}")
+def _exists(given: str) -> ToolReply:
+    return NATIVE.error(f"File {given} already exists")
 
 
 class NativeMemory:

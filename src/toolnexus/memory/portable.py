@@ -171,8 +171,7 @@ def _topic_listing(files: Mapping[str, int], folder: str) -> str:
 class MemoryTool:
     """The ``memory`` tool for one persona home: declare it to the model (``openai_tool(memory)``,
     ``anthropic_tool(memory)``) and run each call it makes with ``tool(**arguments)`` (or ``await
-    acall(**arguments)``). ``max_view_chars`` bounds a native ``view``, cut at a whole line.
-    """
+    acall(**arguments)``). ``max_view_chars`` bounds a native ``view``, cut at a whole line."""
 
     name = "memory"
     #: It runs the commands of the built-in memory tool a provider may declare (Anthropic's).
@@ -185,9 +184,7 @@ class MemoryTool:
         *,
         max_view_chars: int = DEFAULT_VIEW_CHARS,
     ) -> None:
-        self.store = store
-        self.user_store = user_store
-        self.location = store.location
+        self.store, self.user_store, self.location = store, user_store, store.location
         #: The memory files by name; the native tool shows these under /memories, with the topic files.
         self.stores: dict[str, MemoryStore] = {MEMORY_FILE: store}
         if user_store is not None:
@@ -282,8 +279,7 @@ def memory_tool(
     edits are compare-and-swaps on a server checked to enforce them, another fsspec filesystem is
     refused, unless ``single_writer=True`` (your word that only this process writes the home).
     ``engine="obstore"`` writes with obstore's own conditional puts (the
-    same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused.
-    """
+    same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused."""
     source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)
     store = writer_of(source, MEMORY_FILE, single_writer=single_writer)
     user_store = writer_of(source, USER_FILE, single_writer=single_writer) if user else None

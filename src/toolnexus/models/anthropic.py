@@ -138,8 +138,7 @@ class AnthropicModel(SDKModel):
     ``api_key`` defaults to ``ANTHROPIC_API_KEY``. ``native_memory=False`` declares the memory
     tool as a custom tool. ``cache_ttl``: the prompt cache's lifetime, ``"5m"`` or ``"1h"``; ``None``
     sends no ``cache_control`` (the soul as one string). ``options`` go to every ``create`` call
-    (``temperature``, …). Provider failures raise :class:`ModelError`.
-    """
+    (``temperature``, …). Provider failures raise :class:`ModelError`."""
 
     provider = "anthropic"
     client_class = "AsyncAnthropic"
@@ -157,9 +156,7 @@ class AnthropicModel(SDKModel):
         if cache_ttl not in _CACHE_TTLS:
             raise ValueError(f"cache_ttl must be '5m', '1h' or None, not {cache_ttl!r}")
         super().__init__(model, **client)
-        self.max_tokens = max_tokens
-        self.native_memory = native_memory
-        self.cache_ttl = cache_ttl
+        self.max_tokens, self.native_memory, self.cache_ttl = max_tokens, native_memory, cache_ttl
 
     @property
     def min_cacheable_tokens(self) -> int | None:

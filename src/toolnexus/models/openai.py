@@ -128,8 +128,7 @@ class OpenAIChatModel(SDKModel):
     ``api_key`` defaults to ``OPENAI_API_KEY`` (a placeholder for a ``base_url`` without one).
     ``prompt_cache_key`` is derived from the persona by default (:func:`derived_cache_key`),
     ``None`` sends none, a string is sent as is. ``options`` go to every ``create`` call
-    (``temperature``, …). Provider failures raise :class:`ModelError`.
-    """
+    (``temperature``, …). Provider failures raise :class:`ModelError`."""
 
     provider = "openai"
     client_class = "AsyncOpenAI"

@@ -14,9 +14,8 @@ from toolnexus.composer.parts import Soul
 from toolnexus.composer.profiles import select_names
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
-from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult
+from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult, Session, SessionContext
 from toolnexus.runtime.messages import Model, ToolSpec
-from toolnexus.runtime.session import Session, SessionContext
 from toolnexus.runtime.tools import Tool, check_tool, run_blocking
 from toolnexus.soul.compose import compose_soul_parts_async
 from toolnexus.sources import DEFAULT_ENGINE, BootstrapSource, resolve
@@ -215,8 +214,7 @@ def agent_from_dir(
     the home must be writable, checked here (a bundle raises :class:`BootstrapError`: pass
     ``memory=False``). The home is resolved once, here, for the memory tool and every session;
     each session composes the soul when it starts, from ``files`` or the ``profile``'s files,
-    fitted to ``budget`` (as :func:`compose_soul`).
-    """
+    fitted to ``budget`` (as :func:`compose_soul`)."""
     checked_budget(budget), select_names(files, profile)  # bad arguments fail before any I/O
     persona = name or _home_name(home)
     source = resolve(home, storage_options=storage_options, fs=fs, engine=engine)

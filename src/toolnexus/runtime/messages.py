@@ -18,8 +18,7 @@ class Usage:
 
     ``input_tokens`` counts every prompt token, cached or not, so it means the same with caching
     on or off; ``cache_read_tokens`` and ``cache_write_tokens`` are the parts of it read from and
-    written to the provider's prompt cache (billed differently: Anthropic reads 0.1x, writes 1.25x).
-    """
+    written to the provider's prompt cache (billed differently: Anthropic reads 0.1x, writes 1.25x)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
