@@ -19,15 +19,13 @@ Edit = Callable[[str], tuple[str | None, str]]
 
 @dataclass(frozen=True, slots=True)
 class Voice:
-    """How a command set words the replies made here."""
+    """How a command set words the replies made here: the prefix of its errors (the native set's,
+    as the reference's, have none), the commands that condense notes, whether an edit reports the
+    bytes used, and what to do when no new topic file can be made."""
 
-    #: Put before every error (the native tool's errors, as the reference's, have none).
     error_prefix: str
-    #: The commands that condense notes, for the over-cap advice.
     condense: str
-    #: Whether a successful edit reports the bytes used (``(23 of 2097152 bytes used).``).
     usage: bool
-    #: What to do when no new topic file can be made (the portable set cannot delete files).
     fewer_files: str
 
     def error(self, text: str) -> ToolReply:

@@ -40,13 +40,11 @@ class MemoryPath:
         return not self.parts
 
     @property
-    def relative(self) -> str:
-        """The path below ``/memories`` (``projects/aster.md``); for a topic file, below ``memory/``."""
+    def relative(self) -> str:  # below /memories; for a topic file, below memory/ too
         return "/".join(self.parts)
 
     @property
-    def special(self) -> str | None:
-        """``MEMORY.md`` or ``USER.md`` when the path is one of them, else ``None``."""
+    def special(self) -> str | None:  # MEMORY.md or USER.md
         return self.parts[0] if len(self.parts) == 1 and self.parts[0] in SPECIAL_FILES else None
 
 

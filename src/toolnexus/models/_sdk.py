@@ -63,17 +63,16 @@ class SDKModel:
                 f"the {sdk!r} package is needed for this model: pip install 'toolnexus[{sdk}]'"
             ) from error
         self.model, self.base_url, self.options = model, base_url, options
-        key = self.default_key(api_key)
-        client_options: dict[str, Any] = {"base_url": base_url, "api_key": key, "max_retries": max_retries}
+        client_options: dict[str, Any] = {
+            "base_url": base_url,
+            "api_key": api_key,
+            "max_retries": max_retries,
+        }
         if timeout is not None:  # else the SDK's default
             client_options["timeout"] = timeout
         self._client_options = client_options
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
-
-    def default_key(self, api_key: str | None) -> str | None:
-        """The key to give the client (``None``: the SDK reads its environment variable)."""
-        return api_key
 
     def provider_errors(self) -> tuple[type[BaseException], ...]:
         raise NotImplementedError

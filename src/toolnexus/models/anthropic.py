@@ -31,7 +31,6 @@ DEFAULT_MAX_TOKENS = 4096
 
 #: How long a cache entry lives after its last use (writes cost 1.25x the input price or 2x).
 CacheTTL = Literal["5m", "1h"]
-_CACHE_TTLS = ("5m", "1h", None)
 
 #: The shortest prefix Anthropic caches, per model family as its documentation lists it: the first
 #: pattern found in the model's name wins; any other model (Sonnet, older Opus), 1,024 tokens.
@@ -153,7 +152,7 @@ class AnthropicModel(SDKModel):
         cache_ttl: CacheTTL | None = "5m",
         **client: Any,
     ) -> None:
-        if cache_ttl not in _CACHE_TTLS:
+        if cache_ttl not in ("5m", "1h", None):
             raise ValueError(f"cache_ttl must be '5m', '1h' or None, not {cache_ttl!r}")
         super().__init__(model, **client)
         self.max_tokens, self.native_memory, self.cache_ttl = max_tokens, native_memory, cache_ttl

@@ -140,6 +140,8 @@ class OpenAIChatModel(SDKModel):
         if not (prompt_cache_key is None or prompt_cache_key is DERIVED or isinstance(prompt_cache_key, str)):
             kind = type(prompt_cache_key).__name__
             raise TypeError(f"prompt_cache_key must be a string or None, not {kind}")
+        if client.get("base_url") is not None and client.get("api_key") is None:
+            client["api_key"] = None if os.environ.get("OPENAI_API_KEY") else LOCAL_SERVER_KEY
         super().__init__(model, **client)
         self.prompt_cache_key = prompt_cache_key
 
@@ -152,11 +154,6 @@ class OpenAIChatModel(SDKModel):
         if self.prompt_cache_key is DERIVED:
             return derived_cache_key(system) if system else None
         return self.prompt_cache_key
-
-    def default_key(self, api_key: str | None) -> str | None:
-        if api_key is None and self.base_url is not None and not os.environ.get("OPENAI_API_KEY"):
-            return LOCAL_SERVER_KEY
-        return api_key
 
     def provider_errors(self) -> tuple[type[BaseException], ...]:
         return (self._sdk.OpenAIError,)

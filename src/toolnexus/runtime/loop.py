@@ -188,8 +188,7 @@ class SessionContext:
     async def __aenter__(self) -> Session:
         return await self._agent.start_session()
 
-    async def __aexit__(self, *exc_info: Any) -> None:
-        return None
+    async def __aexit__(self, *exc_info: Any) -> None: ...
 
     def __enter__(self) -> SyncSession:
         self._sync = SyncSession(self._agent)
