@@ -22,8 +22,7 @@ from toolnexus.models.anthropic import AnthropicModel, anthropic_tool, anthropic
 from toolnexus.models.openai import OpenAIChatModel, openai_tool
 from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
 from toolnexus.runtime.loop import RunResult, Session, SyncSession
-from toolnexus.runtime.messages import ModelError, ModelReply, ToolCall, Usage
-from toolnexus.runtime.tools import Tool
+from toolnexus.runtime.messages import ModelError, ModelReply, Tool, ToolCall, Usage
 from toolnexus.soul.bundling import write_bundle
 from toolnexus.soul.cache import SoulCache
 from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul

@@ -15,8 +15,7 @@ from toolnexus.composer.profiles import select_names
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult, Session, SessionContext
-from toolnexus.runtime.messages import Model, ToolSpec
-from toolnexus.runtime.tools import Tool, check_tool, run_blocking
+from toolnexus.runtime.messages import Model, Tool, ToolSpec, check_tool, run_blocking
 from toolnexus.soul.compose import compose_soul_parts_async
 from toolnexus.sources import DEFAULT_ENGINE, BootstrapSource, resolve
 
@@ -160,8 +159,7 @@ class Agent:
 
     async def run(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
         """One fresh session, run to the final answer (or ``max_turns``)."""
-        session = await self.start_session()
-        return await session.send(prompt, max_turns=max_turns)
+        return await (await self.start_session()).send(prompt, max_turns=max_turns)
 
     def run_sync(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
         """:meth:`run` for code without an event loop."""
