@@ -1,30 +1,20 @@
-"""What a tool answers: its text, and whether that text reports an error.
-
-A :class:`ToolReply` *is* a ``str`` (the text sent back to the model), so every caller that
-treated a tool's answer as text keeps working; ``is_error`` rides along for the places that can
-say so — Anthropic's ``tool_result`` blocks carry ``is_error: true``. It lives below every layer
-because the memory tools make replies and the agent runtime reads them.
-"""
+"""What a tool answers: its text, and whether that text reports an error. It lives below every
+layer because the memory tools make replies and the agent runtime reads them."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ToolReply", "reply_is_error"]
-
-#: How a plain ``str`` answer says it is an error (the tools' convention before ToolReply).
-ERROR_PREFIX = "error:"
-
 
 class ToolReply(str):
-    """A tool's answer: ``str(reply)`` is the text, ``reply.is_error`` whether it is an error.
+    """A tool's answer: a ``str`` (the text sent back, so every caller treating it as text keeps
+    working) whose ``is_error`` says whether it is an error, as Anthropic's ``tool_result`` can.
 
     >>> reply = ToolReply("The path /memories/x.md does not exist", is_error=True)
     >>> reply.is_error, reply.startswith("The path")
     (True, True)
 
-    String operations (``+``, slicing, ``strip``) return a plain ``str``: the flag belongs to the
-    whole answer, not to pieces of it.
+    String operations return a plain ``str``: the flag belongs to the whole answer.
     """
 
     is_error: bool
@@ -48,8 +38,6 @@ class ToolReply(str):
 
 def reply_is_error(text: object) -> bool:
     """Whether a tool's answer reports an error: a :class:`ToolReply` says so itself; any other
-    answer is an error when its text starts with ``error:`` (how tools said it before)."""
+    answer is one when its text starts with ``error:``."""
     flag = getattr(text, "is_error", None)
-    if isinstance(flag, bool):
-        return flag
-    return str(text).startswith(ERROR_PREFIX)
+    return flag if isinstance(flag, bool) else str(text).startswith("error:")

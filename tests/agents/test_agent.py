@@ -30,7 +30,9 @@ from toolnexus.agents import (
     Tool,
     Usage,
     agent_from_dir,
+    anthropic_tool,
     compose_soul,
+    openai_tool,
 )
 from toolnexus.runtime.agent import HEARTBEAT_PROMPT
 
@@ -130,8 +132,8 @@ def test_agent_b_is_a_tool_of_agent_a(tmp_path: Path, wire: str) -> None:
     assert inner_request.tool_names == []
     assert last.system == first.system
     bob_tool = inner.as_tool()
-    assert bob_tool.openai_tool()["function"]["parameters"]["required"] == ["prompt"]
-    assert bob_tool.anthropic_tool()["name"] == "bob"
+    assert openai_tool(bob_tool)["function"]["parameters"]["required"] == ["prompt"]
+    assert anthropic_tool(bob_tool)["name"] == "bob"
 
 
 def test_tool_calls_of_one_turn_run_concurrently(tmp_path: Path, wire: str) -> None:

@@ -19,9 +19,10 @@ from toolnexus.agents import (
     ToolCall,
     Usage,
     agent_from_dir,
+    anthropic_tool,
     memory_tool,
 )
-from toolnexus.runtime.messages import parse_arguments
+from toolnexus.models.openai import parse_arguments
 
 
 def test_the_async_session_is_the_same_conversation(tmp_path: Path) -> None:
@@ -130,9 +131,14 @@ def test_a_layered_persona_is_named_by_its_top_layer_and_remembers_there(tmp_pat
 
 def test_declarations_of_the_memory_tool(tmp_path: Path) -> None:
     memory = memory_tool(text_home(tmp_path))
-    assert AnthropicModel("m").declare(memory) == {"type": "memory_20250818", "name": "memory"}
-    assert AnthropicModel("m", native_memory=False).declare(memory) == memory.anthropic_tool()
-    assert memory.anthropic_tool()["input_schema"]["properties"]["target"]["enum"] == ["memory", "user"]
+    assert anthropic_tool(memory) == {"type": "memory_20250818", "name": "memory"}
+    custom = anthropic_tool(memory, native_memory=False)
+    assert custom == {
+        "name": "memory",
+        "description": memory.description,
+        "input_schema": memory.input_schema,
+    }
+    assert custom["input_schema"]["properties"]["target"]["enum"] == ["memory", "user"]
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,14 @@ import pytest
 from tests.support.files import DictSource
 from tests.support.homes import OTHER_FILES, Home, make_home
 from toolnexus import agents
-from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, BootstrapError, MemoryTool, memory_tool
+from toolnexus.agents import (
+    MAX_BOOTSTRAP_FILE_BYTES,
+    BootstrapError,
+    MemoryTool,
+    anthropic_tool,
+    memory_tool,
+    openai_tool,
+)
 from toolnexus.memory.portable import DESCRIPTION, INPUT_SCHEMA
 
 CAP = MAX_BOOTSTRAP_FILE_BYTES
@@ -39,13 +46,13 @@ def test_tool_definitions_for_both_tool_calling_formats(tmp_path: Path) -> None:
     assert tool.input_schema == INPUT_SCHEMA
     assert tool.input_schema["properties"]["command"]["enum"] == ["view", "append", "replace", "remove"]
     assert tool.input_schema["required"] == ["command"]
-    assert tool.openai_tool() == {
+    assert openai_tool(tool) == {
         "type": "function",
         "function": {"name": "memory", "description": DESCRIPTION, "parameters": INPUT_SCHEMA},
     }
     anthropic = {"name": "memory", "description": DESCRIPTION, "input_schema": INPUT_SCHEMA}
-    assert tool.anthropic_tool() == anthropic
-    tool.anthropic_tool()["input_schema"]["properties"].clear()  # callers get copies
+    assert anthropic_tool(tool, native_memory=False) == anthropic
+    anthropic_tool(tool, native_memory=False)["input_schema"]["properties"].clear()  # callers get copies
     assert tool.input_schema == INPUT_SCHEMA
 
 

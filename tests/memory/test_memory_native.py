@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.homes import OTHER_FILES, Home, make_home
-from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, MemoryTool, memory_tool
+from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, MemoryTool, anthropic_tool, memory_tool
 
 BACKENDS = ["local", "memory", "s3"]
 USER_SEED = OTHER_FILES["USER.md"]
@@ -33,7 +33,7 @@ def untouched(home: Home) -> None:
 
 
 def test_the_declaration(home: Home) -> None:
-    assert home.tool().anthropic_memory_tool() == {"type": "memory_20250818", "name": "memory"}
+    assert anthropic_tool(home.tool()) == {"type": "memory_20250818", "name": "memory"}
 
 
 def test_view_lists_the_memory_files_in_the_reference_format(home: Home) -> None:

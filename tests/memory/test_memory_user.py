@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.homes import OTHER_FILES, Home, make_home
-from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, compose_soul, memory_tool
+from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, compose_soul, memory_tool, openai_tool
 from toolnexus.memory.portable import DESCRIPTION, INPUT_SCHEMA, MEMORY_ONLY_DESCRIPTION, MEMORY_ONLY_SCHEMA
 
 USER_SEED = OTHER_FILES["USER.md"]
@@ -71,7 +71,7 @@ def test_user_false_restricts_the_tool_to_memory_md(request: pytest.FixtureReque
     assert "target" not in tool.input_schema["properties"]
     assert tool.input_schema == MEMORY_ONLY_SCHEMA
     assert tool.description == MEMORY_ONLY_DESCRIPTION
-    assert tool.openai_tool()["function"]["parameters"] == MEMORY_ONLY_SCHEMA
+    assert openai_tool(tool)["function"]["parameters"] == MEMORY_ONLY_SCHEMA
     assert tool.tool(command="append", target="user", content="x") == (
         "error: this memory tool only edits MEMORY.md; leave 'target' out."
     )

@@ -18,19 +18,11 @@ from toolnexus.composer.rules import (
 from toolnexus.errors import BootstrapError
 from toolnexus.fleet import AUDIT_ISSUES, AuditSummary, PersonaAudit, audit, dask_client
 from toolnexus.memory.portable import MemoryTool, memory_tool
-from toolnexus.models import (
-    AnthropicModel,
-    ModelError,
-    ModelReply,
-    OpenAIChatModel,
-    ToolCall,
-    Usage,
-    anthropic_tool_result,
-)
+from toolnexus.models.anthropic import AnthropicModel, anthropic_tool, anthropic_tool_result
+from toolnexus.models.openai import OpenAIChatModel, openai_tool
 from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
-from toolnexus.runtime.loop import RunResult
-from toolnexus.runtime.session import Session, SyncSession
-from toolnexus.runtime.tools import Tool
+from toolnexus.runtime.loop import RunResult, Session, SyncSession
+from toolnexus.runtime.messages import ModelError, ModelReply, Tool, ToolCall, Usage
 from toolnexus.soul.bundling import write_bundle
 from toolnexus.soul.cache import SoulCache
 from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
@@ -73,6 +65,7 @@ __all__ = [
     "ToolReply",
     "Usage",
     "agent_from_dir",
+    "anthropic_tool",
     "anthropic_tool_result",
     "audit",
     "compose_soul",
@@ -80,6 +73,7 @@ __all__ = [
     "dask_client",
     "inspect_soul",
     "memory_tool",
+    "openai_tool",
     "read_bootstrap_file",
     "write_bundle",
 ]

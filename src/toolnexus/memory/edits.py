@@ -1,12 +1,8 @@
 """The pure half of every memory edit: decode the bytes read, apply an edit, check the cap.
 
-Both command sets — the portable one (:mod:`.portable`) and Anthropic's built-in one
-(:mod:`.native`) — build their :data:`Plan` here, so the cap, the UTF-8 rule and the
-"nothing changed" reply are written once; a :class:`Voice` says how each set words its replies
-(its error prefix, and which of *its* commands to condense with). A plan may run more than once
-(after a write conflict), so everything here is a pure function of the bytes. Replies are
-:class:`~toolnexus.agents.ToolReply` objects: an error says so in ``is_error``.
-"""
+Both command sets build their :data:`Plan` here, so the cap, the UTF-8 rule and the "nothing
+changed" reply are written once; a :class:`Voice` says how each set words its replies. A plan may
+run again after a write conflict, so everything here is a pure function of the bytes."""
 
 from __future__ import annotations
 
@@ -17,25 +13,19 @@ from toolnexus._reply import ToolReply
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.stores import Change, Plan
 
-__all__ = ["NATIVE", "PORTABLE", "Edit", "Voice", "find_once", "plan_edit", "readable_text"]
-
-
 #: One edit of a file's text: ``(new text, reply)``, or ``(None, error text)`` to write nothing.
 Edit = Callable[[str], tuple[str | None, str]]
 
 
 @dataclass(frozen=True, slots=True)
 class Voice:
-    """How a command set words the replies made here."""
+    """How a command set words the replies made here: the prefix of its errors (the native set's,
+    as the reference's, have none), the commands that condense notes, whether an edit reports the
+    bytes used, and what to do when no new topic file can be made."""
 
-    #: Put before every error (the portable tool's ``error: ``; the native tool has none: its
-    #: errors are flagged by ``is_error`` alone, as the reference's are).
     error_prefix: str
-    #: The commands that condense notes, for the over-cap advice.
     condense: str
-    #: Whether a successful edit reports the bytes used (``(23 of 2097152 bytes used).``).
     usage: bool
-    #: What to do when no new topic file can be made (the portable set cannot delete files).
     fewer_files: str
 
     def error(self, text: str) -> ToolReply:
@@ -58,19 +48,19 @@ NATIVE = Voice(
 )
 
 
-def _decode(current: bytes | None, name: str, voice: Voice) -> tuple[str | None, ToolReply | None]:
-    """``(text, None)`` for an editable file (absent → ``""``), else ``(None, error)``."""
+def _decode(current: bytes | None, name: str, voice: Voice) -> str | ToolReply:
+    """The text of an editable file (absent: ``""``), else the error refusing it."""
     if current is None:
-        return "", None
+        return ""
     if len(current) > MAX_BOOTSTRAP_FILE_BYTES:
-        return None, voice.error(
+        return voice.error(
             f"{name} is already larger than the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit (it was written "
             "outside this tool) and cannot be edited safely; ask the user to condense it."
         )
     try:
-        return current.decode("utf-8"), None
+        return current.decode("utf-8")
     except UnicodeDecodeError as error:
-        return None, voice.error(
+        return voice.error(
             f"{name} contains bytes that are not valid UTF-8 (at byte {error.start}), so it "
             "is not edited — no text would survive intact; ask the user to fix the file."
         )
@@ -80,22 +70,17 @@ def plan_edit(name: str, edit: Edit, voice: Voice = PORTABLE) -> Plan:
     """A store plan: decode ``name``'s bytes, apply ``edit``, refuse anything over the cap."""
 
     def plan(current: bytes | None) -> Change:
-        text, problem = _decode(current, name, voice)
-        if text is None:
-            return Change(None, problem or voice.error("unreadable"))
+        text = _decode(current, name, voice)
+        if isinstance(text, ToolReply):
+            return Change(None, text)
         new_text, reply = edit(text)
         if new_text is None:
             return Change(None, voice.error(reply))
         data = new_text.encode("utf-8")
         if len(data) > MAX_BOOTSTRAP_FILE_BYTES:
-            return Change(
-                None,
-                voice.error(
-                    f"refused — {name} would grow to {len(data)} bytes, "
-                    f"over its {MAX_BOOTSTRAP_FILE_BYTES}-byte "
-                    f"limit. Condense first: {voice.condense}, then try again with a shorter note."
-                ),
-            )
+            why = f"refused — {name} would grow to {len(data)} bytes, over its {MAX_BOOTSTRAP_FILE_BYTES}"
+            why += f"-byte limit. Condense first: {voice.condense}, then try again with a shorter note."
+            return Change(None, voice.error(why))
         unchanged = current is not None and data == current
         if voice.usage:
             used = f"{len(data)} of {MAX_BOOTSTRAP_FILE_BYTES} bytes used"
@@ -103,20 +88,6 @@ def plan_edit(name: str, edit: Edit, voice: Voice = PORTABLE) -> Plan:
         return Change(None if unchanged else data, ToolReply(reply))
 
     return plan
-
-
-def find_once(text: str, old: str, name: str, *, field: str = "old", fix: str = "call view") -> int | str:
-    """Where ``old`` starts in ``text`` when it occurs exactly once, else the error text."""
-    count = text.count(old)
-    if count == 1:
-        return text.index(old)
-    where = "does not occur" if count == 0 else f"occurs {count} times"
-    how = (
-        f"{fix} and copy the text exactly"
-        if count == 0
-        else "include more of the surrounding text so it occurs exactly once"
-    )
-    return f"{field!r} {where} in {name}; {how}. Nothing was changed."
 
 
 def readable_text(current: bytes | None) -> str | None:

@@ -1,34 +1,24 @@
-"""Anthropic's built-in memory tool (``memory_20250818``), spoken natively by :class:`MemoryTool`.
+"""Anthropic's built-in memory tool, spoken natively by :class:`MemoryTool`: the commands Claude is
+trained on, over ``/memories``, each reply leading with the reference implementation's exact
+sentence (:mod:`.reference`), then toolnexus's advice where useful.
 
-Claude models are trained on its commands — ``view`` (with ``view_range``), ``create``,
-``str_replace``, ``insert``, ``delete``, ``rename`` — over a ``/memories`` directory, and on the
-replies of the SDK's reference implementation. Every reply here leads with the reference's exact
-sentence (:mod:`.reference`), success or error; toolnexus's own advice, where useful, follows on
-the next line. Errors are :class:`~toolnexus.agents.ToolReply` objects with ``is_error`` set.
-
-``/memories`` shows the persona's MEMORY.md and (unless ``user=False``) USER.md, and its topic
-files, kept in the home's ``memory/`` folder (:mod:`.paths`, :mod:`.topics`). MEMORY.md and
-USER.md are part of the soul, so they always exist (an absent one is listed as ``0B``): ``create``
-writes one that is empty, ``delete`` empties it, and ``rename`` is refused. Every edit goes
-through the home's store: the cap, the atomic write, the compare-and-swap.
-"""
+``/memories`` holds MEMORY.md, USER.md (unless ``user=False``) and the topic files. MEMORY.md and
+USER.md are part of the soul, so they always exist: ``create`` writes an empty one, ``delete``
+empties it, ``rename`` is refused."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from toolnexus._reply import ToolReply
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.memory import reference
-from toolnexus.memory.edits import NATIVE, plan_edit, readable_text
+from toolnexus.memory.edits import NATIVE, Edit, plan_edit, readable_text
 from toolnexus.memory.paths import ROOT, MemoryPath, name_problem, parse
 from toolnexus.memory.topics import Snapshot, Topics
 from toolnexus.stores import MEMORY_FILE, Change, MemoryStore, Plan
-
-__all__ = ["ROOT", "TOOL_TYPE", "NativeMemory", "is_native"]
-
-TOOL_TYPE = "memory_20250818"
 
 #: Required fields of each command, then optional ones (``new_str`` defaults to "": a deletion).
 _FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -67,17 +57,16 @@ def _check(arguments: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _not_found(path: MemoryPath | str) -> ToolReply:
-    given = path.given if isinstance(path, MemoryPath) else path
-    return NATIVE.error(f"The path {given} does not exist. Please provide a valid path.")
+def _not_found(path: MemoryPath) -> ToolReply:
+    return NATIVE.error(f"The path {path.given} does not exist. Please provide a valid path.")
 
 
 def _not_a_file(path: MemoryPath) -> ToolReply:
     return NATIVE.error(f"The path {path.given} is not a file.")
 
 
-def _exists(given: str, advice: str = "") -> ToolReply:
-    return NATIVE.error(f"File {given} already exists{advice}")
+def _exists(given: str) -> ToolReply:
+    return NATIVE.error(f"File {given} already exists")
 
 
 class NativeMemory:
@@ -134,42 +123,27 @@ class NativeMemory:
         given = path.given
         if path.is_root:
             return _exists(given) if command == "create" else _not_a_file(path)
-        edit: Callable[[str], tuple[str | None, str]]
+        edit: Edit
         if command == "create":
-            file_text = str(arguments["file_text"])
-            advice = "\nIt holds notes: view it, then edit it with str_replace or insert."
-
-            def edit(text: str) -> tuple[str | None, str]:
-                if text:
-                    return None, f"File {given} already exists{advice}"
-                return file_text, f"File created successfully at: {given}"
-
+            edit = partial(reference.create, file_text=str(arguments["file_text"]), path=given)
         elif command == "str_replace":
             old, new = str(arguments["old_str"]), str(arguments.get("new_str") or "")
-
-            def edit(text: str) -> tuple[str | None, str]:
-                return reference.replace(text, old, new, given, self.max_view_chars)
-
+            edit = partial(reference.replace, old=old, new=new, path=given, max_chars=self.max_view_chars)
         else:
             line, insert_text = int(arguments["insert_line"]), str(arguments["insert_text"])
-
-            def edit(text: str) -> tuple[str | None, str]:
-                return reference.insert(text, line, insert_text, given)
-
+            edit = partial(reference.insert, line=line, insert_text=insert_text, path=given)
         plan = plan_edit(given, edit, NATIVE)
         special = self._special(path)
         if special is not None:
             return ToolReply.of(special.update(plan).reply)
-        if path.special is not None:  # USER.md, with user=False
-            return (
-                _not_found(path)
-                if command != "create"
-                else NATIVE.error(
-                    f"Cannot create {given}: {path.special} is not part of this memory; keep your notes "
-                    f"in {ROOT}/{MEMORY_FILE}."
-                )
-            )
-        return self._edit_topic(command, path, plan)
+        if path.special is None:
+            return self._edit_topic(command, path, plan)
+        if command != "create":  # USER.md, with user=False
+            return _not_found(path)
+        return NATIVE.error(
+            f"Cannot create {given}: {path.special} is not part of this memory; keep your notes "
+            f"in {ROOT}/{MEMORY_FILE}."
+        )
 
     def _edit_topic(self, command: str, path: MemoryPath, plan: Plan) -> ToolReply:
         snapshot = self.topics.snapshot()

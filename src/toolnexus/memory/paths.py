@@ -1,17 +1,10 @@
 """Where a ``/memories`` path lives in the home, and the rules a topic file's name must follow.
 
-``/memories/MEMORY.md`` and ``/memories/USER.md`` are the home's own MEMORY.md and USER.md (in
-the soul); every other ``/memories/<path>.md`` is a *topic file* in the home's ``memory/``
-folder (``/memories/projects/aster.md`` → ``memory/projects/aster.md``), read on demand through
-the tool and never part of the soul. The limits, each refused with a message saying what to do:
-
-- names are segments of ``[A-Za-z0-9._-]`` (not starting with ``.``: hidden names are never
-  memory), the last ending in ``.md``; at most :data:`MAX_DEPTH` segments;
-- at most :data:`MAX_FILES` topic files, each at most ``MAX_BOOTSTRAP_FILE_BYTES``, all of them
-  together at most :data:`MAX_TOTAL_BYTES` (MEMORY.md and USER.md have their own cap);
-- no ``..`` or ``.`` segment, no absolute path other than ``/memories/…``, no backslash; a
-  symlink is never followed (the stores refuse them).
-"""
+``/memories/MEMORY.md`` and ``/memories/USER.md`` are the home's own files (in the soul); any other
+``/memories/<path>.md`` is a *topic file* in the home's ``memory/`` folder, read through the tool,
+never in the soul. Names are segments of ``[A-Za-z0-9._-]`` (not starting with ``.``), the last
+ending in ``.md``, at most :data:`MAX_DEPTH` deep, without ``.``, ``..`` or ``\\``; the files are
+bounded in count and size. Each refusal says what to do instead."""
 
 from __future__ import annotations
 
@@ -19,19 +12,6 @@ import re
 from dataclasses import dataclass
 
 from toolnexus.stores import MEMORY_FILE
-
-__all__ = [
-    "FOLDER",
-    "MAX_DEPTH",
-    "MAX_FILES",
-    "MAX_TOTAL_BYTES",
-    "ROOT",
-    "SPECIAL_FILES",
-    "USER_FILE",
-    "MemoryPath",
-    "name_problem",
-    "parse",
-]
 
 ROOT = "/memories"
 #: The home's folder holding the topic files.
@@ -60,13 +40,11 @@ class MemoryPath:
         return not self.parts
 
     @property
-    def relative(self) -> str:
-        """The path below ``/memories`` (``projects/aster.md``); for a topic file, below ``memory/``."""
+    def relative(self) -> str:  # below /memories; for a topic file, below memory/ too
         return "/".join(self.parts)
 
     @property
-    def special(self) -> str | None:
-        """``MEMORY.md`` or ``USER.md`` when the path is one of them, else ``None``."""
+    def special(self) -> str | None:  # MEMORY.md or USER.md
         return self.parts[0] if len(self.parts) == 1 and self.parts[0] in SPECIAL_FILES else None
 
 

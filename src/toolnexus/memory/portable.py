@@ -1,16 +1,10 @@
-"""``memory_tool``: the opt-in built-in that lets a persona keep durable notes in its own home —
-MEMORY.md (what it has learned), USER.md (who its user is) and topic files in ``memory/``.
+"""``memory_tool``: the opt-in tool that lets a persona keep notes in its own home — MEMORY.md
+(what it has learned), USER.md (who its user is) and topic files in ``memory/``.
 
-The model calls one tool, ``memory``, with a ``command`` (view / append / replace / remove, after
-Letta's core-memory and Anthropic's memory tool), a ``target`` (``"memory"``, the default, or
-``"user"``) or a ``file`` (a topic file). Claude models may instead use Anthropic's built-in memory
-commands on ``/memories/…`` paths (:mod:`.native`); the same call runs either. Every answer is a
-:class:`~toolnexus.agents.ToolReply`: mistakes the model can fix have ``is_error`` set (and, here,
-start with ``error:``); storage failures raise, like ``compose_soul``'s. Edits are planned purely
-(:mod:`.edits`); :mod:`toolnexus.stores` makes each read-plan-write indivisible on its backend, or
-refuses. The soul a session was composed with never changes; the next ``compose_soul`` shows the
-edits.
-"""
+One tool, ``memory``: a ``command`` (view / append / replace / remove, after Letta's core memory)
+on a ``target`` (``"memory"``, ``"user"``) or a topic ``file``, or Anthropic's built-in memory
+commands (:mod:`.native`). A mistake the model can fix is a :class:`ToolReply` with ``is_error``;
+storage failures raise. Each read-plan-write is indivisible on its store (:mod:`toolnexus.stores`)."""
 
 from __future__ import annotations
 
@@ -22,29 +16,71 @@ from typing import Any
 
 from toolnexus._reply import ToolReply
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
-from toolnexus.memory.declarations import (
-    DESCRIPTION,
-    INPUT_SCHEMA,
-    MEMORY_ONLY_DESCRIPTION,
-    MEMORY_ONLY_SCHEMA,
-    TARGETS,
-)
-from toolnexus.memory.edits import PORTABLE, find_once, plan_edit, readable_text
-from toolnexus.memory.native import TOOL_TYPE, NativeMemory, is_native
-from toolnexus.memory.paths import MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
+from toolnexus.memory.edits import PORTABLE, plan_edit, readable_text
+from toolnexus.memory.native import NativeMemory, is_native
+from toolnexus.memory.paths import MAX_DEPTH, MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
 from toolnexus.sources import DEFAULT_ENGINE, resolve
 from toolnexus.stores import MEMORY_FILE, MemoryStore, Plan
 
-__all__ = ["USER_FILE", "MemoryTool", "memory_tool"]
+#: ``target`` → the file it edits.
+TARGETS = {"memory": MEMORY_FILE, "user": USER_FILE}
+
+_COMMANDS = f"""Commands:
+- view: show the file exactly as stored. View before replace/remove, to copy text exactly.
+- append (content): add a note at the end, on its own line.
+- replace (old, new): replace text that occurs exactly once; use it to update or merge notes.
+- remove (old): delete text that occurs exactly once (a whole line goes with its line break).
+Each file is limited to {MAX_BOOTSTRAP_FILE_BYTES} bytes; if an edit is refused for size, condense \
+older notes first.
+Topic files: longer notes on one subject (a project, a person), kept apart and read only when \
+you need them (they are not loaded into your prompt). Pass file (e.g. "projects/aster.md") with \
+any command to work on one instead; append creates it. view with file "/" lists them."""
+
+MEMORY_ONLY_DESCRIPTION = f"""\
+Your long-term memory: the file {MEMORY_FILE} in your home. Its text is loaded into your system \
+prompt at the start of every future session (edits show from the next session, not this one). \
+Save what will matter next time — the user's preferences, decisions, ongoing work, lessons \
+learned — as short, self-contained notes. Do not save secrets or passing small talk.
+{_COMMANDS}"""
+
+DESCRIPTION = f"""\
+Your long-term memory: two files in your home, loaded into your system prompt at the start of \
+every future session (edits show from the next session, not this one). target "memory" \
+({MEMORY_FILE}, the default): what you have learned — decisions, ongoing work, lessons. target \
+"user" ({USER_FILE}): who the user is — name, role, preferences, how they like to work. Save what \
+will matter next time as short, self-contained notes. Do not save secrets or passing small talk.
+{_COMMANDS}"""
+
+
+def _text(description: str, **more: Any) -> dict[str, Any]:
+    return {"type": "string", **more, "description": description}
+
+
+MEMORY_ONLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": _text("What to do with your memory.", enum=["view", "append", "replace", "remove"]),
+        "content": _text("append: the note to add."),
+        "old": _text("replace/remove: text copied exactly from the file; it must occur exactly once."),
+        "new": _text("replace: the text to put in place of old."),
+        "file": _text(
+            "A topic file instead of your main memory, e.g. projects/aster.md (names of letters, "
+            f"digits, '.', '_', '-'; ending in .md; at most {MAX_DEPTH} levels). \"/\" (with view) "
+            "lists them."
+        ),
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+INPUT_SCHEMA: dict[str, Any] = copy.deepcopy(MEMORY_ONLY_SCHEMA)
+INPUT_SCHEMA["properties"]["target"] = _text(
+    f"Which file: memory ({MEMORY_FILE}, the default) or user ({USER_FILE}).", enum=list(TARGETS)
+)
 
 #: The fields each command takes, in the order they are checked (``target`` goes with any).
-_FIELDS: dict[str, tuple[str, ...]] = {
-    "view": (),
-    "append": ("content",),
-    "replace": ("old", "new"),
-    "remove": ("old",),
-}
+_FIELDS = {"view": (), "append": ("content",), "replace": ("old", "new"), "remove": ("old",)}
 
 
 def _check_arguments(arguments: Mapping[str, Any], targets: Mapping[str, str]) -> str | None:
@@ -90,9 +126,15 @@ def _edit(command: str, text: str, arguments: Mapping[str, Any], name: str) -> t
         separator = "" if not text or text.endswith(("\n", "\r")) else "\n"
         return f"{text}{separator}{note}\n", "ok: note appended"
     old = str(arguments["old"])
-    start = find_once(text, old, name)
-    if isinstance(start, str):
-        return None, start
+    count = text.count(old)
+    if count != 1:
+        where, how = (
+            ("does not occur", "call view and copy the text exactly")
+            if count == 0
+            else (f"occurs {count} times", "include more of the surrounding text so it occurs exactly once")
+        )
+        return None, f"'old' {where} in {name}; {how}. Nothing was changed."
+    start = text.index(old)
     end = start + len(old)
     if command == "replace":
         return text[:start] + str(arguments["new"]) + text[end:], "ok: replaced"
@@ -127,15 +169,13 @@ def _topic_listing(files: Mapping[str, int], folder: str) -> str:
 
 
 class MemoryTool:
-    """The ``memory`` tool for one persona home: give ``openai_tool()``, ``anthropic_tool()`` or
-    ``anthropic_memory_tool()`` to the model and feed each call it makes to ``tool(**arguments)``
-    (or ``await acall(**arguments)`` in an event loop).
-
-    ``max_view_chars`` bounds a native ``view`` (and the snippet after ``str_replace``): a longer
-    file is cut at a whole line, with a last line saying how to page with ``view_range``.
-    """
+    """The ``memory`` tool for one persona home: declare it to the model (``openai_tool(memory)``,
+    ``anthropic_tool(memory)``) and run each call it makes with ``tool(**arguments)`` (or ``await
+    acall(**arguments)``). ``max_view_chars`` bounds a native ``view``, cut at a whole line."""
 
     name = "memory"
+    #: It runs the commands of the built-in memory tool a provider may declare (Anthropic's).
+    native_kind = "memory"
 
     def __init__(
         self,
@@ -144,9 +184,7 @@ class MemoryTool:
         *,
         max_view_chars: int = DEFAULT_VIEW_CHARS,
     ) -> None:
-        self.store = store
-        self.user_store = user_store
-        self.location = store.location
+        self.store, self.user_store, self.location = store, user_store, store.location
         #: The memory files by name; the native tool shows these under /memories, with the topic files.
         self.stores: dict[str, MemoryStore] = {MEMORY_FILE: store}
         if user_store is not None:
@@ -160,27 +198,9 @@ class MemoryTool:
         """JSON Schema of the arguments (a fresh copy: callers may adapt it)."""
         return copy.deepcopy(INPUT_SCHEMA if self.user_store is not None else MEMORY_ONLY_SCHEMA)
 
-    def openai_tool(self) -> dict[str, Any]:
-        """The OpenAI (Chat Completions) ``tools`` entry."""
-        function = {"name": self.name, "description": self.description, "parameters": self.input_schema}
-        return {"type": "function", "function": function}
-
-    def anthropic_tool(self) -> dict[str, Any]:
-        """The Anthropic Messages ``tools`` entry, as an ordinary (custom) tool."""
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
-
-    def anthropic_memory_tool(self) -> dict[str, Any]:
-        """The declaration of Anthropic's built-in memory tool; its calls run here as well."""
-        return {"type": TOOL_TYPE, "name": self.name}
-
     def tool(self, /, **arguments: Any) -> ToolReply:
-        """Run one call as the model made it (either command set); returns the text to send back.
-
-        The reply is a :class:`~toolnexus.agents.ToolReply`: a ``str`` whose ``is_error`` says
-        whether it reports a mistake the model can fix (portable commands also start such text
-        with ``error:``). Storage failures raise ``PermissionError`` or ``BootstrapError`` naming
-        the file and the location.
-        """
+        """Run one call as the model made it (either command set): the :class:`ToolReply` to send
+        back. Storage failures raise ``PermissionError`` or ``BootstrapError`` naming the file."""
         if is_native(arguments):
             return self.native.run(arguments)
         problem = _check_arguments(arguments, self._targets)
@@ -253,26 +273,13 @@ def memory_tool(
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
-    ``user=False`` restricts it to MEMORY.md: ``target`` leaves the schema and USER.md is never
-    written; otherwise MEMORY.md and USER.md get the same store and the same guarantees. Topic
-    files (``/memories/projects/aster.md``, or ``file="projects/aster.md"``) live in the home's
-    ``memory/`` folder, written through the same store. ``max_view_chars`` bounds a native view.
-
-    The location is resolved once, here, and the source says how its files are written; one that
-    cannot be written fails now, not at the first write: a bundle (zip or tar, whatever its name)
-    or read-only filesystem raises :class:`BootstrapError` saying why, a missing home
-    :class:`FileNotFoundError`, a plain file :class:`NotADirectoryError`, an unwritable local
-    folder :class:`PermissionError`, and a custom ``BootstrapSource`` without a ``writer``
-    :class:`TypeError`. A layered persona writes to its top layer.
-
-    Edits are never reported "ok" if another writer could silently undo them: S3, Azure Blob and
-    GCS edits are compare-and-swaps, and before the first write per bucket and process the server
-    is checked to enforce them (a server that ignores them makes every edit raise
-    :class:`BootstrapError`); another fsspec filesystem is refused now. ``single_writer=True`` is
-    your word that only one process writes this home: writes are then plain, serialised only
-    within this process. ``engine="obstore"`` writes with obstore's own conditional puts (the
-    same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused.
-    """
+    ``user=False`` restricts it to MEMORY.md. A home that cannot be written fails now (a bundle or
+    read-only filesystem: :class:`BootstrapError` saying why); a layered persona writes to its top
+    layer. Edits are never reported "ok" if another writer could silently undo them: object-store
+    edits are compare-and-swaps on a server checked to enforce them, another fsspec filesystem is
+    refused, unless ``single_writer=True`` (your word that only this process writes the home).
+    ``engine="obstore"`` writes with obstore's own conditional puts (the
+    same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused."""
     source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)
     store = source.writer(MEMORY_FILE, single_writer=single_writer)
     user_store = source.writer(USER_FILE, single_writer=single_writer) if user else None

@@ -1,12 +1,7 @@
-"""The text of Anthropic's reference memory tool, reproduced: what Claude has seen in training.
-
-Each function mirrors ``BetaLocalFilesystemMemoryTool`` (``anthropic/lib/tools/
-_beta_builtin_memory_tool.py``) sentence for sentence and byte for byte — line numbers, sizes,
-the ``str_replace`` snippet, the ``insert`` line rule — with two additions of toolnexus's own:
-a view longer than ``max_chars`` is cut at a whole line with a last line saying how to page
-with ``view_range``, and a ``view_range`` whose first line is past the end is an error (the
-reference answers with an empty view). Everything here is pure.
-"""
+"""The text of Anthropic's reference memory tool (``BetaLocalFilesystemMemoryTool``), reproduced
+sentence for sentence and byte for byte, as Claude has seen it in training; pure. toolnexus adds
+two things: a view longer than ``max_chars`` is cut at a whole line (saying how to page with
+``view_range``), and a ``view_range`` starting past the end is an error (the reference shows nothing)."""
 
 from __future__ import annotations
 
@@ -14,15 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolnexus._reply import ToolReply
-
-__all__ = [
-    "DEFAULT_VIEW_CHARS",
-    "format_size",
-    "insert",
-    "listing",
-    "replace",
-    "view",
-]
 
 #: Views (and str_replace snippets) are cut past this many characters, at a whole line.
 DEFAULT_VIEW_CHARS = 16_000
@@ -41,11 +27,8 @@ def format_size(size: int) -> str:
 
 
 def listing(path: str, files: Mapping[str, int]) -> str:
-    """The listing of a folder: its files ``{path relative to it: size}``, two levels deep.
-
-    A folder's size is the total of the files below it (the reference shows the size of the
-    folder's own directory entry, which an object store does not have).
-    """
+    """A folder's listing, two levels deep, from its files ``{path below it: size}``; a folder's
+    size is the total of its files (object stores have no directory entry to measure)."""
     entries: dict[tuple[str, ...], int] = {}
     for relative, size in files.items():
         parts = tuple(relative.split("/"))
@@ -108,6 +91,14 @@ def view(path: str, text: str, view_range: Any, max_chars: int) -> ToolReply:
         lines, first = lines[start:end], start + 1
     header = f"Here's the content of {path} with line numbers:"
     return ToolReply(header + "\n" + "\n".join(_numbered(lines, first, max_chars)))
+
+
+def create(text: str, file_text: str, path: str) -> tuple[str | None, str]:
+    """A new file's text; one that holds notes is refused, with toolnexus's advice."""
+    advice = "It holds notes: view it, then edit it with str_replace or insert."
+    if text:
+        return None, f"File {path} already exists\n{advice}"
+    return file_text, f"File created successfully at: {path}"
 
 
 def replace(text: str, old: str, new: str, path: str, max_chars: int) -> tuple[str | None, str]:

@@ -1,16 +1,10 @@
 """``AnthropicModel``: the Messages API with tools through the official ``anthropic`` SDK.
 
-A tool that offers ``anthropic_memory_tool()`` (the memory tool) is declared as Anthropic's
-built-in memory tool by default, the form Claude models are trained on; its calls come back as
-``tool_use`` blocks named ``memory`` and the tool runs them natively.
-
-Prompt caching (on by default, ``cache_ttl="5m"``): Anthropic caches a request's prefix, in the
-order tools → system → messages, up to each ``cache_control`` breakpoint (four at most). The
-model puts one after the tool declarations, one after the soul's stable part (AGENTS.md through
-TOOLS.md), one after the whole soul, and one on the latest message, so a turn reads the earlier
-turns from the cache and a new session reads the tools and the stable part even after a memory
-edit. The soul's text is unchanged: it is only sent as text blocks whose concatenation is the soul.
-"""
+A tool whose ``native_kind`` is ``"memory"`` is declared as Anthropic's built-in memory tool (the
+form Claude is trained on) unless ``native_memory=False``. Prompt caching puts ``cache_control``
+breakpoints (four at most) after the tools, the soul's stable part, the whole soul and the latest
+message: a turn reads the earlier turns from the cache, a new session the tools and the stable
+part, even after a memory edit. The soul goes as text blocks whose concatenation is the soul."""
 
 from __future__ import annotations
 
@@ -32,25 +26,28 @@ from toolnexus.runtime.messages import (
     UserMessage,
 )
 
-__all__ = ["AnthropicModel", "CacheTTL", "anthropic_tool_result"]
-
 #: ``max_tokens`` is required by the Messages API; this leaves room for a long answer.
 DEFAULT_MAX_TOKENS = 4096
 
-#: How long a cache entry lives after its last use: 5 minutes (writes cost 1.25x the input
-#: price) or 1 hour (2x); reads cost 0.1x either way.
+#: How long a cache entry lives after its last use (writes cost 1.25x the input price or 2x).
 CacheTTL = Literal["5m", "1h"]
-_CACHE_TTLS = ("5m", "1h", None)
 
-#: The shortest prefix Anthropic caches (shorter ones are silently not cached), per model family
-#: as their prompt-caching documentation lists it: the first pattern found in the model's name
-#: wins; any other model, 1,024 tokens (Sonnet and older Opus models).
-MIN_CACHEABLE_TOKENS: tuple[tuple[str, int], ...] = (
-    (r"opus-4-[5-9]", 4096),
-    (r"haiku-4-[5-9]", 4096),
-    (r"haiku", 2048),
-)
+#: The shortest prefix Anthropic caches, per model family as its documentation lists it: the first
+#: pattern found in the model's name wins; any other model (Sonnet, older Opus), 1,024 tokens.
+MIN_CACHEABLE_TOKENS = ((r"opus-4-[5-9]", 4096), (r"haiku-4-[5-9]", 4096), (r"haiku", 2048))
 DEFAULT_MIN_CACHEABLE_TOKENS = 1024
+
+#: The built-in tool types Anthropic has for a tool's ``native_kind``.
+NATIVE_TOOL_TYPES = {"memory": "memory_20250818"}
+
+
+def anthropic_tool(tool: ToolSpec, *, native_memory: bool = True) -> dict[str, Any]:
+    """The Messages API ``tools`` entry of a tool (for a loop of your own): Anthropic's built-in
+    declaration for the memory tool (unless ``native_memory=False``), else a custom tool."""
+    native = NATIVE_TOOL_TYPES.get(getattr(tool, "native_kind", None) or "")
+    if native_memory and native is not None:
+        return {"type": native, "name": tool.name}
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
 
 
 def _tool_result_block(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:
@@ -61,16 +58,9 @@ def _tool_result_block(tool_use_id: str, text: str, is_error: bool) -> dict[str,
 
 
 def anthropic_tool_result(tool_use: Any, result: object) -> dict[str, Any]:
-    """The ``tool_result`` block answering ``tool_use``, for people who run their own loop.
-
-    ``tool_use`` is the ``tool_use`` block (the SDK's object or its dict form); ``result`` is what
-    the tool returned. ``is_error: true`` is set when the result is an error — a
-    :class:`~toolnexus.agents.ToolReply` that says so, or a plain ``str`` starting with
-    ``error:`` — so Claude sees failures the way the SDK's own tool runner reports them::
-
-        reply = anthropic_tool_result(block, memory.tool(**block.input))
-        messages.append({"role": "user", "content": [reply]})
-    """
+    """The ``tool_result`` block answering a ``tool_use`` block (the SDK's or its dict form), for a
+    loop of your own: ``is_error: true`` when the result is an error (a :class:`ToolReply` saying
+    so, or a ``str`` starting with ``error:``), as the SDK's own tool runner reports failures."""
     tool_use_id = tool_use.get("id") if isinstance(tool_use, dict) else getattr(tool_use, "id", None)
     if not isinstance(tool_use_id, str):
         raise TypeError(f"anthropic_tool_result needs a tool_use block with an id, not {tool_use!r}")
@@ -117,13 +107,6 @@ def system_blocks(system: str, marker: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def _mark_latest(wire: list[dict[str, Any]], marker: dict[str, Any]) -> None:
-    """A breakpoint on the conversation's last block: the next turn reads everything up to it."""
-    if wire:
-        content = wire[-1]["content"]
-        content[-1] = {**content[-1], "cache_control": marker}
-
-
 def from_anthropic_message(message: Any) -> ModelReply:
     """A Messages API response as a neutral reply: its text blocks joined, its tool_use blocks."""
     texts, calls = [], []
@@ -152,11 +135,9 @@ class AnthropicModel(SDKModel):
     timeout=None, **options)``.
 
     ``api_key`` defaults to ``ANTHROPIC_API_KEY``. ``native_memory=False`` declares the memory
-    tool as an ordinary tool instead of the built-in one. ``cache_ttl`` is the prompt cache's
-    lifetime, ``"5m"`` or ``"1h"``; ``None`` sends no ``cache_control`` at all (the soul as one
-    plain string). ``options`` go to every ``create`` call (``temperature``, …). Provider failures
-    raise :class:`ModelError`.
-    """
+    tool as a custom tool. ``cache_ttl``: the prompt cache's lifetime, ``"5m"`` or ``"1h"``; ``None``
+    sends no ``cache_control`` (the soul as one string). ``options`` go to every ``create`` call
+    (``temperature``, …). Provider failures raise :class:`ModelError`."""
 
     provider = "anthropic"
     client_class = "AsyncAnthropic"
@@ -171,40 +152,28 @@ class AnthropicModel(SDKModel):
         cache_ttl: CacheTTL | None = "5m",
         **client: Any,
     ) -> None:
-        if cache_ttl not in _CACHE_TTLS:
+        if cache_ttl not in ("5m", "1h", None):
             raise ValueError(f"cache_ttl must be '5m', '1h' or None, not {cache_ttl!r}")
         super().__init__(model, **client)
-        self.max_tokens = max_tokens
-        self.native_memory = native_memory
-        self.cache_ttl = cache_ttl
+        self.max_tokens, self.native_memory, self.cache_ttl = max_tokens, native_memory, cache_ttl
 
     @property
     def min_cacheable_tokens(self) -> int | None:
         if self.cache_ttl is None:
             return None
-        for pattern, tokens in MIN_CACHEABLE_TOKENS:
-            if re.search(pattern, self.model):
-                return tokens
-        return DEFAULT_MIN_CACHEABLE_TOKENS
+        found = (tokens for pattern, tokens in MIN_CACHEABLE_TOKENS if re.search(pattern, self.model))
+        return next(found, DEFAULT_MIN_CACHEABLE_TOKENS)
 
     def provider_errors(self) -> tuple[type[BaseException], ...]:
         # TypeError: the SDK's word for "no API key or other credentials found"
         return (self._sdk.AnthropicError, TypeError)
-
-    def declare(self, tool: ToolSpec) -> dict[str, Any]:
-        """The ``tools`` entry for one tool: the built-in memory declaration where it applies."""
-        native = getattr(tool, "anthropic_memory_tool", None)
-        if self.native_memory and callable(native):
-            declaration: dict[str, Any] = native()
-            return declaration
-        return tool.anthropic_tool()
 
     async def __call__(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> ModelReply:
         wire = to_anthropic_messages(messages)
         request: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": wire}
-        declared = [sorted_keys(self.declare(tool)) for tool in tools]
+        declared = [sorted_keys(anthropic_tool(tool, native_memory=self.native_memory)) for tool in tools]
         if self.cache_ttl is None:
             if system:
                 request["system"] = str(system)
@@ -216,7 +185,8 @@ class AnthropicModel(SDKModel):
                 request["system"] = system_blocks(system, marker)
             if declared:
                 declared[-1]["cache_control"] = marker
-            _mark_latest(wire, marker)
+            if wire:  # on the conversation's last block: the next turn reads everything up to it
+                wire[-1]["content"][-1] = {**wire[-1]["content"][-1], "cache_control": marker}
         if declared:
             request["tools"] = declared
         message = await self.request(lambda client: client.messages.create(**request, **self.options))

@@ -1,15 +1,9 @@
-"""``OpenAIChatModel``: Chat Completions with tools through the official ``openai`` SDK.
+"""``OpenAIChatModel``: Chat Completions with tools through the official ``openai`` SDK; its
+``base_url`` points it at any OpenAI-compatible server (Ollama, vLLM, llama.cpp, a LiteLLM proxy).
 
-``base_url`` points it at any OpenAI-compatible server — Ollama (``http://localhost:11434/v1``),
-vLLM, llama.cpp, LM Studio, OpenRouter, a LiteLLM proxy.
-
-Prompt caching: OpenAI caches prefixes of 1,024 tokens and more by itself, but only a prefix
-that is byte-identical, and only on the machine the request is routed to. So the system message
-and the tool list are sent as the same bytes in every turn and every session while the files
-are unchanged (the tools in the agent's order, each declaration's JSON with sorted keys), and
-``prompt_cache_key`` — the persona's name and a hash of the soul's stable part — routes one
-persona's requests to the same cache.
-"""
+OpenAI caches byte-identical prefixes, on the machine a request is routed to: the system message
+and the tools go as the same bytes in every turn and session (the agent's order, sorted keys), and
+``prompt_cache_key`` routes one persona's requests to the same cache."""
 
 from __future__ import annotations
 
@@ -31,13 +25,9 @@ from toolnexus.runtime.messages import (
     ToolSpec,
     Usage,
     UserMessage,
-    parse_arguments,
 )
 
-__all__ = ["DERIVED", "OpenAIChatModel", "derived_cache_key"]
-
-#: Sent as the key when a ``base_url`` is given without one: local servers ignore it, but the SDK
-#: refuses to start without some key.
+#: The key sent to a ``base_url`` when none is given: local servers need none, the SDK needs one.
 LOCAL_SERVER_KEY = "unused"
 
 #: OpenAI caches no prefix shorter than this.
@@ -58,13 +48,31 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def derived_cache_key(system: str) -> str:
-    """``NAME-HASH``: the persona's name (at most 40 safe characters) and 16 hex digits of the
-    SHA-256 of the soul's stable part — the same for every session of an unchanged persona, and
-    different when AGENTS.md … TOOLS.md change. A plain ``str`` (no parts) hashes all of it."""
+    """``NAME-HASH``: the persona's name (40 safe characters at most) and 16 hex digits of the
+    SHA-256 of the soul's stable part (of all of a plain ``str``): unchanged while it is."""
     persona = getattr(system, "persona", None) or "toolnexus"
     stable = getattr(system, "stable", system)
     digest = hashlib.sha256(str(stable).encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{_UNSAFE.sub('_', persona)[:40]}-{digest}"
+
+
+def openai_tool(tool: ToolSpec) -> dict[str, Any]:
+    """The Chat Completions ``tools`` entry of a tool (for a loop of your own)."""
+    function = {"name": tool.name, "description": tool.description, "parameters": tool.input_schema}
+    return {"type": "function", "function": function}
+
+
+def parse_arguments(raw: str | None) -> tuple[dict[str, Any], str | None]:
+    """A tool call's JSON arguments as a dict, or ``({}, why not)`` for the model to fix."""
+    if raw is None or not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except ValueError as error:
+        return {}, f"error: the arguments are not valid JSON ({error}); send a JSON object."
+    if not isinstance(value, dict):
+        return {}, f"error: the arguments must be a JSON object, not {type(value).__name__}."
+    return value, None
 
 
 def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -117,12 +125,10 @@ class OpenAIChatModel(SDKModel):
     """A model behind the Chat Completions API: ``OpenAIChatModel(name, *, base_url=None,
     api_key=None, prompt_cache_key=DERIVED, max_retries=2, timeout=None, **options)``.
 
-    ``api_key`` defaults to ``OPENAI_API_KEY``; with a ``base_url`` and no key at all a placeholder
-    is sent, as local servers need none. ``prompt_cache_key``: by default derived from the persona
-    (:func:`derived_cache_key`); ``None`` sends none; a string is sent as it is. ``options`` go to
-    every ``create`` call (``temperature``, ``max_completion_tokens``, …). Provider failures raise
-    :class:`ModelError`.
-    """
+    ``api_key`` defaults to ``OPENAI_API_KEY`` (a placeholder for a ``base_url`` without one).
+    ``prompt_cache_key`` is derived from the persona by default (:func:`derived_cache_key`),
+    ``None`` sends none, a string is sent as is. ``options`` go to every ``create`` call
+    (``temperature``, …). Provider failures raise :class:`ModelError`."""
 
     provider = "openai"
     client_class = "AsyncOpenAI"
@@ -134,6 +140,8 @@ class OpenAIChatModel(SDKModel):
         if not (prompt_cache_key is None or prompt_cache_key is DERIVED or isinstance(prompt_cache_key, str)):
             kind = type(prompt_cache_key).__name__
             raise TypeError(f"prompt_cache_key must be a string or None, not {kind}")
+        if client.get("base_url") is not None and client.get("api_key") is None:
+            client["api_key"] = None if os.environ.get("OPENAI_API_KEY") else LOCAL_SERVER_KEY
         super().__init__(model, **client)
         self.prompt_cache_key = prompt_cache_key
 
@@ -147,11 +155,6 @@ class OpenAIChatModel(SDKModel):
             return derived_cache_key(system) if system else None
         return self.prompt_cache_key
 
-    def default_key(self, api_key: str | None) -> str | None:
-        if api_key is None and self.base_url is not None and not os.environ.get("OPENAI_API_KEY"):
-            return LOCAL_SERVER_KEY
-        return api_key
-
     def provider_errors(self) -> tuple[type[BaseException], ...]:
         return (self._sdk.OpenAIError,)
 
@@ -160,7 +163,7 @@ class OpenAIChatModel(SDKModel):
     ) -> ModelReply:
         request: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(system, messages)}
         if tools:
-            request["tools"] = [sorted_keys(tool.openai_tool()) for tool in tools]
+            request["tools"] = [sorted_keys(openai_tool(tool)) for tool in tools]
         key = self.cache_key(system)
         if key is not None:
             request["prompt_cache_key"] = key

@@ -1,9 +1,5 @@
-"""``agent_from_dir``: point at a persona's home and get an :class:`Agent` that runs.
-
-It composes the soul (``compose_soul``) at the start of every session, wires the memory tool,
-runs the tool loop (:mod:`.loop`) against a model (:mod:`.models`), and can itself become a tool
-of another agent (:meth:`Agent.as_tool`).
-"""
+"""``agent_from_dir``: a persona's home and a model make an :class:`Agent` that runs; each session
+composes the soul when it starts, and an agent can be another's tool (:meth:`Agent.as_tool`)."""
 
 from __future__ import annotations
 
@@ -18,14 +14,10 @@ from toolnexus.composer.parts import Soul
 from toolnexus.composer.profiles import select_names
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
-from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult
-from toolnexus.runtime.messages import Model, ToolSpec
-from toolnexus.runtime.session import Session, SessionContext
-from toolnexus.runtime.tools import check_tool, declarations, run_blocking
+from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult, Session, SessionContext
+from toolnexus.runtime.messages import Model, Tool, ToolSpec, check_tool, run_blocking
 from toolnexus.soul.compose import compose_soul_parts_async
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
-
-__all__ = ["HEARTBEAT_OK", "HEARTBEAT_PROMPT", "Agent", "AgentTool", "agent_from_dir"]
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
 
@@ -42,8 +34,7 @@ _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 logger = logging.getLogger("toolnexus")
 
-#: How the stable part's size is estimated against a provider's minimum cacheable prefix: the
-#: usual rule of thumb for English text (no tokenizer needed; the notice is advice, not a count).
+#: The usual rule of thumb for English text: the uncacheable notice is advice, not a count.
 CHARS_PER_TOKEN = 4
 
 
@@ -60,32 +51,17 @@ def _home_name(home: Any) -> str:
     return last.removesuffix(".zip") or "agent"
 
 
-class AgentTool:
-    """An agent as a tool of another (same interface as :class:`MemoryTool`): each call runs one
-    fresh session of the inner agent on ``prompt`` and returns its final text."""
+class AgentTool(Tool):
+    """An agent as a tool of another: each call runs one fresh session of it on ``prompt`` and
+    returns its final text."""
 
     def __init__(self, agent: Agent, name: str, description: str) -> None:
+        prompt = {"type": "string", "description": f"What to ask {agent.name}, complete in itself."}
+        schema = {"type": "object", "properties": {"prompt": prompt}, "required": ["prompt"]}
+        super().__init__(self._ask, description, {**schema, "additionalProperties": False}, name=name)
         self.agent = agent
-        self.name = name
-        self.description = description
 
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        prompt = {"type": "string", "description": f"What to ask {self.agent.name}, complete in itself."}
-        return {
-            "type": "object",
-            "properties": {"prompt": prompt},
-            "required": ["prompt"],
-            "additionalProperties": False,
-        }
-
-    def openai_tool(self) -> dict[str, Any]:
-        return declarations(self.name, self.description, self.input_schema)[0]
-
-    def anthropic_tool(self) -> dict[str, Any]:
-        return declarations(self.name, self.description, self.input_schema)[1]
-
-    async def acall(self, /, prompt: str) -> str:
+    async def _ask(self, prompt: str) -> str:
         result = await self.agent.run(prompt)
         if result.completed:
             return result.text
@@ -93,12 +69,9 @@ class AgentTool:
             f"; its last words: {result.text}" if result.text else "."
         )
 
-    def tool(self, /, prompt: str) -> str:
+    def tool(self, /, **arguments: Any) -> str:
         """Run one call outside an event loop."""
-        return run_blocking(lambda: self.agent.closing(self.acall(prompt)), "AgentTool.tool()")
-
-    def __repr__(self) -> str:
-        return f"AgentTool({self.name!r})"
+        return run_blocking(lambda: self.agent.closing(self.acall(**arguments)), "AgentTool.tool()")
 
 
 class Agent:
@@ -152,10 +125,8 @@ class Agent:
                 await close()
 
     async def compose(self, *, profile: str | None = None) -> tuple[Soul, list[str]]:
-        """The soul as the home holds it now (what the next session will start with), fitted to
-        the agent's budget; ``profile`` composes that profile's files instead of the agent's.
-        The text is ``compose_soul``'s, as a :class:`Soul` that knows its stable part
-        (AGENTS.md … TOOLS.md) and the rest, for the model's prompt cache."""
+        """``compose_soul``'s soul as the home holds it now, fitted to the agent's budget (or of
+        ``profile``'s files), as a :class:`Soul` that knows its stable part for the prompt cache."""
         names = self.names if profile is None else select_names(profile=profile)
         return await compose_soul_parts_async(self.source, persona=self.name, budget=self.budget, names=names)
 
@@ -188,8 +159,7 @@ class Agent:
 
     async def run(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
         """One fresh session, run to the final answer (or ``max_turns``)."""
-        session = await self.start_session()
-        return await session.send(prompt, max_turns=max_turns)
+        return await (await self.start_session()).send(prompt, max_turns=max_turns)
 
     def run_sync(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
         """:meth:`run` for code without an event loop."""
@@ -236,17 +206,13 @@ def agent_from_dir(
 ) -> Agent:
     """An agent for the persona whose home is ``home`` — any location ``compose_soul`` accepts.
 
-    ``model`` is an :class:`~toolnexus.agents.models.OpenAIChatModel`, an
-    :class:`~toolnexus.agents.models.AnthropicModel`, or any ``async (system, messages, tools)``
-    callable. ``name`` defaults to the home's last path component. ``memory=True`` wires the
-    memory tool (MEMORY.md and USER.md); the home must then be writable, checked here (a zip
-    bundle or read-only filesystem raises :class:`BootstrapError` — pass ``memory=False``);
-    ``single_writer`` goes to :func:`memory_tool` (for filesystems without conditional writes).
-    The home is resolved once, here (with ``engine``, as :func:`compose_soul`): the memory tool
-    and every session use that one source.
-    The soul is not read here: every session composes it when it starts, from ``files`` or the
-    ``profile``'s files (all by default), fitted to ``budget`` (see :func:`compose_soul`).
-    """
+    ``model`` is an :class:`~toolnexus.agents.OpenAIChatModel`, an
+    :class:`~toolnexus.agents.AnthropicModel` or any ``async (system, messages, tools)`` callable;
+    ``name`` defaults to the home's last path component. ``memory=True`` wires the memory tool, so
+    the home must be writable, checked here (a bundle raises :class:`BootstrapError`: pass
+    ``memory=False``). The home is resolved once, here, for the memory tool and every session;
+    each session composes the soul when it starts, from ``files`` or the ``profile``'s files,
+    fitted to ``budget`` (as :func:`compose_soul`)."""
     checked_budget(budget), select_names(files, profile)  # bad arguments fail before any I/O
     persona = name or _home_name(home)
     source = resolve(home, storage_options=storage_options, fs=fs, engine=engine)

@@ -1,21 +1,18 @@
-"""The tool loop: model → tool calls → results → model, until a final answer or ``max_turns``.
+"""The tool loop: model → tool calls → results → model, until a final answer or ``max_turns``; and
+sessions, conversations on one soul composed when they start and frozen for their life (memory
+edits show in the next session). ``agent.session()`` is ``async with`` or plain ``with``.
 
-It knows only the neutral messages of :mod:`.models.base`. Every tool call of one model turn
-runs concurrently; a tool that raises becomes an ``error: …`` text the model sees (the loop never
-dies on a tool); errors from the model itself propagate. A *turn* is one model call.
-
-A result is marked as an error (``is_error``, sent as such to Anthropic) when the tool says so —
-a :class:`~toolnexus.agents.ToolReply` with ``is_error=True``, as the memory tool returns — or,
-for a tool returning a plain ``str``, when its text starts with ``error:``.
-"""
+The calls of one turn run concurrently. A tool that raises becomes an ``error: …`` result (the loop
+never dies on a tool; a model's errors propagate); a result is an error (``is_error``) when the tool
+returns a :class:`~toolnexus.agents.ToolReply` saying so, or a ``str`` starting with ``error:``."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from toolnexus._reply import reply_is_error
 from toolnexus.runtime.messages import (
@@ -30,12 +27,9 @@ from toolnexus.runtime.messages import (
     UserMessage,
 )
 
-__all__ = ["DEFAULT_MAX_TURNS", "RunResult", "run_loop"]
-
 logger = logging.getLogger("toolnexus")
 
-#: Model calls one run may make before it stops with status ``"max_turns"``: enough for a few
-#: rounds of memory edits and delegation, small enough that a model stuck calling tools stops soon.
+#: Enough for a few rounds of memory edits and delegation; a model stuck calling tools stops soon.
 DEFAULT_MAX_TURNS = 20
 
 Status = Literal["completed", "max_turns"]
@@ -43,12 +37,8 @@ Status = Literal["completed", "max_turns"]
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """How one run ended.
-
-    ``status`` is ``"completed"`` when the model gave a final answer (``text``), ``"max_turns"``
-    when it still asked for tools after ``max_turns`` model calls (``text`` is then whatever text
-    its last turn had, often empty). ``messages`` is the whole transcript, prompt included.
-    """
+    """How one run ended: ``"completed"`` with the final answer, or ``"max_turns"`` with the last
+    turn's text (often empty) when the model still asked for tools. ``messages``: the transcript."""
 
     text: str
     status: Status
@@ -117,3 +107,93 @@ async def run_loop(
         results = await asyncio.gather(*(_run_call(call, by_name) for call in reply.tool_calls))
         messages.extend(results)
     return RunResult(reply.text, "max_turns", max_turns, usage, tuple(messages))
+
+
+T = TypeVar("T")
+
+
+class SessionHost(Protocol):
+    """What a session needs of the :class:`~toolnexus.agents.Agent` (a layer above) that starts it."""
+
+    async def start_session(self) -> Session: ...
+
+    async def closing(self, work: Awaitable[T]) -> T: ...
+
+
+class Session:
+    """A conversation in progress: ``soul`` (frozen), the transcript so far, the usage so far."""
+
+    def __init__(
+        self, model: Model, soul: str, found: Sequence[str], tools: Sequence[ToolSpec], max_turns: int
+    ) -> None:
+        self.soul, self.found, self.usage, self.turns = soul, list(found), Usage(), 0
+        self.messages: list[Message] = []
+        self._model, self._tools, self._max_turns = model, tuple(tools), max_turns
+
+    async def send(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
+        """Add a user message and run the tool loop to the next answer, on the frozen soul."""
+        result = await run_loop(
+            self._model, self.soul, self.messages, prompt, self._tools, max_turns=max_turns or self._max_turns
+        )
+        self.messages = list(result.messages)
+        self.usage += result.usage
+        self.turns += result.turns
+        return result
+
+
+class SyncSession:
+    """:class:`Session` for code without an event loop: every ``send`` runs on one private loop,
+    so the provider client's connections are reused across the conversation."""
+
+    def __init__(self, agent: SessionHost) -> None:
+        self._agent = agent
+        self._runner = asyncio.Runner()
+        try:
+            self.session: Session = self._runner.run(agent.start_session())
+        except BaseException:
+            self._runner.close()
+            raise
+
+    @property
+    def soul(self) -> str:
+        return self.session.soul
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.session.messages
+
+    @property
+    def usage(self) -> Usage:
+        return self.session.usage
+
+    def send(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
+        return self._runner.run(self.session.send(prompt, max_turns=max_turns))
+
+    def close(self) -> None:
+        """Close the model's connections and the session's loop."""
+        try:
+            self._runner.run(self._agent.closing(asyncio.sleep(0)))
+        finally:
+            self._runner.close()
+
+
+class SessionContext:
+    """What ``agent.session()`` returns: ``async with`` gives a :class:`Session`, ``with`` a
+    :class:`SyncSession`. The soul is composed on entry."""
+
+    def __init__(self, agent: SessionHost) -> None:
+        self._agent = agent
+        self._sync: SyncSession | None = None
+
+    async def __aenter__(self) -> Session:
+        return await self._agent.start_session()
+
+    async def __aexit__(self, *exc_info: Any) -> None: ...
+
+    def __enter__(self) -> SyncSession:
+        self._sync = SyncSession(self._agent)
+        return self._sync
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self._sync is not None:
+            self._sync.close()

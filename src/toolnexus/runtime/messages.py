@@ -1,53 +1,28 @@
-"""What the tool loop and a model adapter say to each other: messages in, text or tool calls out.
-
-The loop keeps a provider-neutral transcript (:data:`Message`); an adapter turns it into its
-provider's wire format, calls the official SDK, and turns the answer back into a
-:class:`ModelReply`. Anything that implements :class:`Model` — including a plain
-``async def model(system, messages, tools)`` — can drive an agent.
-"""
+"""What the tool loop and a model adapter say to each other, in no provider's format: an adapter
+turns the transcript and the tools into its wire format and the answer back into a
+:class:`ModelReply`. :class:`Tool` makes any Python function such a tool."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias, runtime_checkable
-
-__all__ = [
-    "AssistantMessage",
-    "Message",
-    "Model",
-    "ModelError",
-    "ModelReply",
-    "ToolCall",
-    "ToolResult",
-    "ToolSpec",
-    "Usage",
-    "UserMessage",
-    "parse_arguments",
-]
+import asyncio
+import copy
+import inspect
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import asdict, astuple, dataclass, field
+from typing import Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 
 class ModelError(Exception):
-    """The model provider failed (unreachable, refused the key, rejected the request).
-
-    The message is one line naming the provider, the endpoint and what it said, so a command line
-    can print it as is.
-    """
+    """The provider failed; the message is one line naming it, its endpoint and what it said."""
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens a run consumed, as the provider reported them (0 when it reported nothing).
 
-    ``input_tokens`` counts every prompt token, cached or not (as OpenAI reports them; for
-    Anthropic, whose ``input_tokens`` leaves the cache out, the three figures are added up), so it
-    means the same with caching on or off. ``cache_read_tokens`` and ``cache_write_tokens`` are
-    the parts of it the provider read from its prompt cache and wrote to it (Anthropic:
-    ``cache_read_input_tokens`` / ``cache_creation_input_tokens``; OpenAI:
-    ``prompt_tokens_details.cached_tokens`` / ``cache_write_tokens``). Providers bill them
-    differently (Anthropic: reads 0.1x, writes 1.25x for 5 minutes, 2x for 1 hour).
-    """
+    ``input_tokens`` counts every prompt token, cached or not, so it means the same with caching
+    on or off; ``cache_read_tokens`` and ``cache_write_tokens`` are the parts of it read from and
+    written to the provider's prompt cache (billed differently: Anthropic reads 0.1x, writes 1.25x)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -55,12 +30,7 @@ class Usage:
     cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-        )
+        return Usage(*(mine + theirs for mine, theirs in zip(astuple(self), astuple(other), strict=True)))
 
     @property
     def total_tokens(self) -> int:
@@ -73,19 +43,13 @@ class Usage:
 
     def to_dict(self) -> dict[str, int]:
         """JSON-ready form: the four counts and ``total_tokens``."""
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_read_tokens": self.cache_read_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
-            "total_tokens": self.total_tokens,
-        }
+        return {**asdict(self), "total_tokens": self.total_tokens}
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One call the model asked for. ``arguments`` is the parsed JSON object; when the model sent
-    something that is not a JSON object, it is ``{}`` and ``problem`` says what was wrong."""
+    """One call the model asked for; ``problem`` says why ``arguments`` is ``{}`` when the model
+    sent something that is not a JSON object."""
 
     id: str
     name: str
@@ -128,11 +92,10 @@ Message: TypeAlias = UserMessage | AssistantMessage | ToolResult
 
 @runtime_checkable
 class ToolSpec(Protocol):
-    """What the loop needs of a tool: a name, declarations for each provider, and a way to run it.
-
-    :class:`~toolnexus.agents.MemoryTool`, ``Agent.as_tool()`` and :class:`~toolnexus.agents.Tool`
-    all fit. ``acall`` returns the text to send back; it may raise (the loop reports the error).
-    """
+    """A tool, in no provider's format (each adapter declares it in its own): a name, a description,
+    a JSON Schema, and ``acall`` returning the text to send back (it may raise). A ``native_kind``
+    (``"memory"``: :class:`~toolnexus.agents.MemoryTool`) names a provider's built-in tool it runs
+    the commands of: an adapter that has the built-in declares that, any other the schema."""
 
     name: str
     description: str
@@ -140,34 +103,85 @@ class ToolSpec(Protocol):
     @property
     def input_schema(self) -> dict[str, Any]: ...
 
-    def openai_tool(self) -> dict[str, Any]: ...
-
-    def anthropic_tool(self) -> dict[str, Any]: ...
-
     async def acall(self, /, **arguments: Any) -> str: ...
 
 
 class Model(Protocol):
-    """Messages in, text or tool calls out. A plain async function with this signature will do;
-    returning a ``str`` means a final answer with no tool calls.
-
-    An agent passes its session's soul as ``system``: a :class:`~toolnexus.composer.parts.Soul`,
-    a ``str`` that also carries ``parts`` (stable, then volatile) for placing cache breakpoints.
-    """
+    """Messages in, text or tool calls out; a plain async function will do (a ``str`` is a final
+    answer). ``system`` is the session's :class:`~toolnexus.composer.parts.Soul`, whose ``parts``
+    (stable, then volatile) say where cache breakpoints go."""
 
     async def __call__(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> ModelReply | str: ...
 
 
-def parse_arguments(raw: str | None) -> tuple[dict[str, Any], str | None]:
-    """A tool call's JSON arguments as a dict, or ``({}, why not)`` for the model to fix."""
-    if raw is None or not raw.strip():
-        return {}, None
+T = TypeVar("T")
+
+#: What the loop and the model adapters use of every tool.
+TOOL_INTERFACE = ("name", "description", "input_schema", "acall")
+
+
+def run_blocking(make: Callable[[], Coroutine[Any, Any, T]], what: str) -> T:
+    """Run ``make()`` on a loop of its own; inside a running loop, refuse before creating it."""
     try:
-        value = json.loads(raw)
-    except ValueError as error:
-        return {}, f"error: the arguments are not valid JSON ({error}); send a JSON object."
-    if not isinstance(value, dict):
-        return {}, f"error: the arguments must be a JSON object, not {type(value).__name__}."
-    return value, None
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    raise RuntimeError(f"{what} blocks, so it cannot run inside an event loop; await its async form instead")
+
+
+def check_tool(tool: Any) -> None:
+    """A :class:`TypeError` now, naming what is missing, rather than a failed call mid-run."""
+    missing = [attribute for attribute in TOOL_INTERFACE if not hasattr(tool, attribute)]
+    if missing:
+        raise TypeError(
+            f"{tool!r} is not a tool: it lacks {', '.join(missing)} (wrap a function in Tool(function, "
+            "description, input_schema))"
+        )
+
+
+class Tool:
+    """A function the model may call. ``function`` receives the model's arguments as keywords and
+    returns the text to send back (anything else is ``str()``-ed); it may be ``async``. A sync
+    function runs in a worker thread so it never blocks the loop or the other calls of a turn.
+
+    >>> def weather(city: str) -> str:
+    ...     return f"sunny in {city}"
+    >>> tool = Tool(weather, "Today's weather in a city.",
+    ...             {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+    """
+
+    #: A built-in tool of some provider this one stands for (see ``ToolSpec``); a function has none.
+    native_kind: str | None = None
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        description: str,
+        input_schema: dict[str, Any] | None = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        self.function = function
+        self.name = name or function.__name__
+        self.description = description
+        self._schema = input_schema or {"type": "object", "properties": {}}
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return copy.deepcopy(self._schema)
+
+    async def acall(self, /, **arguments: Any) -> str:
+        if inspect.iscoroutinefunction(self.function):
+            result = await self.function(**arguments)
+        else:
+            result = await asyncio.to_thread(self.function, **arguments)
+        return result if isinstance(result, str) else str(result)
+
+    def tool(self, /, **arguments: Any) -> str:
+        """Run one call outside an event loop."""
+        return run_blocking(lambda: self.acall(**arguments), f"{type(self).__name__}.tool()")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
