@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import EXAMPLE, TOOLNEXUS, run
+from tests.support.cli import EXAMPLE, TOOLNEXUS, run, run_installed
 from tests.support.providers import Failure, provider_server, scripted
 from toolnexus.agents import write_bundle
 from toolnexus.cli import app as cli
@@ -255,7 +255,7 @@ def test_a_missing_backend_names_its_extra_on_the_command_line(
         f"import sys\nsys.modules.update(dict.fromkeys({packages!r}))\n"
     )
     path = os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])
-    result = run("soul", url, env={**os.environ, "PYTHONPATH": path})
+    result = run_installed("soul", url, env={**os.environ, "PYTHONPATH": path})
     protocol = url.split("://", 1)[0]
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
