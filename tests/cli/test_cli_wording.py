@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import EXAMPLE, TOOLNEXUS, run, run_installed
+from tests.support.cli import EXAMPLE, TOOLNEXUS, run_installed
 from tests.support.providers import Failure, provider_server, scripted
 from toolnexus.agents import write_bundle
 from toolnexus.cli import app as cli

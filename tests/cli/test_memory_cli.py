@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli import EXAMPLE, run
+from tests.support.cli import EXAMPLE, run, run_installed
 from tests.support.homes import Home, local_home, s3_home
 from tests.support.http import serving
 from tests.support.lossy import writes_memory
@@ -120,7 +120,7 @@ def test_layers_view_merged_and_edits_go_to_the_top(aster: Path, tmp_path: Path)
     top.mkdir()
     (top / "USER.md").write_bytes(b"- Name: Mira (top layer)\n")
     before = _tree(aster)
-    viewed = run("memory", str(aster), str(top), "view", "--target", "user")
+    viewed = run_installed("memory", str(aster), str(top), "view", "--target", "user")
     assert (viewed.returncode, viewed.stdout) == (0, "- Name: Mira (top layer)\n")
     assert (
         viewed.stderr
