@@ -1,6 +1,6 @@
-"""Issue 24, items 3 and 7: usage errors, -V, ``help COMMAND``, shell completion, ``--json`` everywhere.
+"""Usage errors, -V, ``help COMMAND``, shell completion, ``--json`` everywhere.
 
-The installed command runs in a subprocess; completion is exercised through the shells
+The command runs in-process; completion is exercised through the shells
 themselves (bash's ``complete``, fish's ``complete -C``, zsh's completion function).
 """
 

@@ -1,4 +1,4 @@
-"""Issue 24, item 2: every message the CLI prints names flags, never Python parameter names.
+"""Every message the CLI prints names flags, never Python parameter names.
 
 ``test_every_error_path_speaks_in_flags`` lists the error paths of every subcommand and checks
 what a person reads (stdout and stderr together) for Python names; it drives ``main`` in-process
@@ -168,7 +168,7 @@ def test_every_error_path_speaks_in_flags(
 
 
 def test_the_examples_of_the_issue_name_the_flags(tmp_path: Path) -> None:
-    """The installed command, on the five messages the issue quotes."""
+    """Five messages that once named Python arguments, as a shell session meets them."""
     home = Path(shutil.copytree(EXAMPLE, tmp_path / "aster"))
     (tmp_path / "aster.zip").write_text("here")
     (tmp_path / "outside.md").write_text("outside")

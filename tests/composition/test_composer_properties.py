@@ -87,7 +87,7 @@ def drop_cut_code_unit(units: bytes, codec: str) -> bytes:
 
 
 def reference_text(data: bytes, cap: int) -> str:
-    """The decoded kept text: UTF-16 after its BOM (issue 13), else UTF-8 (issue 2)."""
+    """The decoded kept text: UTF-16 after its BOM, else UTF-8."""
     head = data[:cap]
     codec = UTF16_CODECS.get(data[:2])
     if codec is not None:
@@ -207,7 +207,7 @@ def test_plain_fast_path_equals_the_careful_rule(data: bytes, cap: int, size: in
     assert fast == _careful_body(prefix, cap, size, "SOUL.md", "l")
 
 
-# -- UTF-16 (issue 13): a file starting with a UTF-16 BOM is UTF-16 --------------------------
+# -- UTF-16: a file starting with a UTF-16 BOM is UTF-16 --------------------------
 
 UTF16_EXAMPLES = settings(max_examples=60)
 
