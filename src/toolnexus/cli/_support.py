@@ -1,12 +1,5 @@
-"""The kit for ``toolnexus`` subcommands: shared location options, stdout writing, the types.
-
-It is separate from :mod:`toolnexus.cli` so that command modules (e.g. ``memory_cli``) import
-from here while ``cli`` imports them to register them — no import cycle.
-
-A command module exposes ``register(subparsers: Subparsers) -> None``, which calls
-``subparsers.add_parser(name, parents=[location_options()], ...)`` (leave out ``parents`` if
-``-o`` and ``--follow-external-symlinks`` do not apply) and ``parser.set_defaults(handler=fn)``
-with ``fn(args: argparse.Namespace) -> int`` returning the exit code. Print with :func:`emit`.
+"""The kit for ``toolnexus`` subcommands (shared options, stdout, the types), apart from ``app``
+so that command modules import it while ``app`` imports them: no import cycle.
 """
 
 from __future__ import annotations

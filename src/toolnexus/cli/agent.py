@@ -1,11 +1,6 @@
-"""``toolnexus ask HOME PROMPT`` and ``toolnexus chat HOME``: run a persona against a model.
-
-The API key comes from the provider's usual environment variable (``OPENAI_API_KEY``,
-``ANTHROPIC_API_KEY``); with ``--base-url`` an OpenAI-compatible local server needs none. A
-missing key is reported before anything is sent, naming the variable (the SDKs' own messages
-name their Python arguments instead).
-Exit status: 0 answered; 1 the run stopped at ``--max-turns`` without a final answer; 2 a
-storage, usage or provider error (one ``toolnexus: error: …`` line, from :func:`toolnexus.cli.app.main`).
+"""``toolnexus ask HOME PROMPT`` and ``toolnexus chat HOME``: a persona against a model. A missing
+key is reported before anything is sent, naming the variable. Exit status: 0 answered; 1 stopped
+at ``--max-turns``; 2 an error.
 """
 
 from __future__ import annotations

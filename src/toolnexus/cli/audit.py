@@ -1,8 +1,5 @@
-"""``toolnexus audit PREFIX``: every persona under a prefix, one JSON line each, for CI gates.
-
-Exit status: 0 done; 1 a persona matched ``--fail-on``; 2 a usage or storage error (a missing
-prefix, an unreachable Dask scheduler), reported by :func:`toolnexus.cli.app.main` like every
-command's. The summary goes to stderr, so stdout stays pure JSON lines.
+"""``toolnexus audit PREFIX``: one JSON line per persona, for CI gates; the summary goes to stderr.
+Exit status: 0 done; 1 a persona matched ``--fail-on``; 2 an error.
 """
 
 from __future__ import annotations

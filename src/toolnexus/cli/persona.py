@@ -1,8 +1,5 @@
-"""``toolnexus soul``, ``inspect`` and ``check``: what a persona home composes to, file by file.
-
-Exit status: 0 done; 1 ``check`` found no bootstrap file; 2 an error (a storage, location or usage
-error as one ``toolnexus: error: …`` line; for ``inspect``, a file that cannot be read, after the
-table that shows it).
+"""``toolnexus soul``, ``inspect`` and ``check``. Exit status: 0 done; 1 ``check`` found no
+bootstrap file; 2 an error.
 """
 
 from __future__ import annotations
