@@ -13,27 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
-from toolnexus.cli._budget import budget_kwargs, budget_options
-
-__all__ = [
-    "EXIT_BROKEN_PIPE",
-    "EXIT_ERROR",
-    "FORMATTER",
-    "Handler",
-    "Parser",
-    "Subparsers",
-    "add_command",
-    "budget_kwargs",
-    "budget_options",
-    "emit",
-    "emit_json",
-    "location",
-    "location_kwargs",
-    "location_options",
-    "plural",
-    "unrecognized",
-    "warn",
-]
+from toolnexus.cli._budget import budget_options
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]

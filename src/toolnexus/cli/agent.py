@@ -12,11 +12,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolnexus.agents import Agent, AnthropicModel, OpenAIChatModel, RunResult, agent_from_dir
+from toolnexus.cli._budget import budget_kwargs, budget_options
 from toolnexus.cli._support import (
     FORMATTER,
     Subparsers,
-    budget_kwargs,
-    budget_options,
     emit,
     emit_json,
     location,

@@ -23,9 +23,8 @@ from toolnexus.cli import persona as persona_cli
 from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit
 from toolnexus.cli._wording import for_people
 from toolnexus.cli.completion import COMPLETE_VARIABLE, complete
-from toolnexus.cli.table import format_table
 
-__all__ = ["REGISTRARS", "build_parser", "format_table", "main"]
+__all__ = ["REGISTRARS", "build_parser", "main"]
 
 #: Errors the library raises for bad locations and options; anything else is a bug and keeps its traceback.
 _USER_ERRORS = (OSError, TypeError, ValueError, ImportError, ModelError)

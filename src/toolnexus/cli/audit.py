@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from toolnexus.agents import AUDIT_ISSUES, AuditSummary, audit, dask_client
-from toolnexus.cli._support import Subparsers, add_command, budget_kwargs, emit, location
+from toolnexus.cli._budget import budget_kwargs
+from toolnexus.cli._support import Subparsers, add_command, emit, location
 from toolnexus.cli._wording import for_people
 from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
 from toolnexus.fleet.output import report_file

@@ -9,11 +9,11 @@ import sys
 from typing import Any
 
 from toolnexus.agents import SoulReport, compose_soul, inspect_soul
+from toolnexus.cli._budget import budget_kwargs
 from toolnexus.cli._support import (
     EXIT_ERROR,
     Subparsers,
     add_command,
-    budget_kwargs,
     emit,
     emit_json,
     location,
