@@ -1,4 +1,4 @@
-"""Issue 20's figures for a 20,000-token soul with five tools, on the official SDKs against the
+"""The prompt cache's figures for a 20,000-token soul with five tools, on the official SDKs against the
 loopback servers that model each provider's cache: the scenario is tests/support/cache_scenario.py,
 and ``python -m benchmarks --only prompt-cache`` reports the same figures."""
 
@@ -88,7 +88,7 @@ def test_a_cold_ten_turn_session_costs_what_the_prices_allow_at_best(
 ) -> None:
     """The first request must write the whole prefix (x1.25); nine more can at best read it (x0.1):
     (1.25 + 9 x 0.1) / 10 = 0.215 of the uncached cost is the floor for a cold session of ten calls.
-    Issue 20 asked for <= 0.2: met by every session that starts warm (next test), not by a cold one."""
+    The target of <= 0.2 is met by every session that starts warm (next test), not by a cold one."""
     one, uncached = anthropic_sessions["one"], anthropic_sessions["uncached"]
     assert len(one.requests) == len(uncached.requests) == 10
     assert uncached.usage.cache_read_tokens == uncached.usage.cache_write_tokens == 0

@@ -20,18 +20,12 @@ import fsspec
 import pytest
 
 from tests.support import S3Proxy, Status
+from tests.support.files import make_home
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, compose_soul_async
 from toolnexus.soul.cache import SoulCache
 from toolnexus.sources import local as local_source
 
 PERSONA = {name: f"# {name}\n\nText of {name}.\n".encode() * 20 for name in BOOTSTRAP_ORDER[:6]}
-
-
-def write_home(home: Path, files: dict[str, bytes]) -> Path:
-    home.mkdir(parents=True, exist_ok=True)
-    for name, data in files.items():
-        (home / name).write_bytes(data)
-    return home
 
 
 @pytest.fixture
@@ -83,7 +77,7 @@ class FakeClock:
 
 
 def test_local_cached_soul_is_exactly_compose_soul(tmp_path: Path) -> None:
-    home = write_home(tmp_path / "aster", PERSONA)
+    home = make_home(tmp_path / "aster", PERSONA)
     (home / "MEMORY.md").mkdir()  # not a regular file: skipped by both
     os.symlink(home / "SOUL.md", home / "IDENTITY.md.link")
     cache = SoulCache()
@@ -96,7 +90,7 @@ def test_local_cached_soul_is_exactly_compose_soul(tmp_path: Path) -> None:
 def test_unchanged_local_files_are_not_read_again(
     tmp_path: Path, reads: list[int], aged: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = write_home(tmp_path / "aster", PERSONA)
+    home = make_home(tmp_path / "aster", PERSONA)
     cache = SoulCache()
     first = cache.compose_soul(home)
     assert len(reads) == 6
@@ -110,7 +104,7 @@ def test_unchanged_local_files_are_not_read_again(
 
 
 def test_recent_files_are_read_every_call_until_they_age(tmp_path: Path, reads: list[int]) -> None:
-    home = write_home(tmp_path / "aster", PERSONA)  # just written: within RACY_SECONDS
+    home = make_home(tmp_path / "aster", PERSONA)  # just written: within RACY_SECONDS
     cache = SoulCache()
     cache.compose_soul(home)
     reads.clear()
@@ -119,7 +113,7 @@ def test_recent_files_are_read_every_call_until_they_age(tmp_path: Path, reads: 
 
 
 def test_same_size_rewrite_within_one_second_is_seen(tmp_path: Path) -> None:
-    home = write_home(tmp_path / "aster", {"SOUL.md": b"You are Aster."})
+    home = make_home(tmp_path / "aster", {"SOUL.md": b"You are Aster."})
     soul = home / "SOUL.md"
     cache = SoulCache()
     assert cache.compose_soul(home)[0] == "## SOUL.md\n\nYou are Aster."
@@ -131,7 +125,7 @@ def test_same_size_rewrite_within_one_second_is_seen(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("change", ["rewrite", "replace", "add", "remove", "grow"])
 def test_every_local_change_is_seen_on_the_next_call(tmp_path: Path, aged: None, change: str) -> None:
-    home = write_home(tmp_path / "aster", PERSONA)
+    home = make_home(tmp_path / "aster", PERSONA)
     cache = SoulCache()
     cache.compose_soul(home)
     after_a_timestamp_tick(home)
@@ -155,19 +149,19 @@ def test_local_bundle_revalidates_by_its_stat(tmp_path: Path, reads: list[int], 
     from toolnexus.agents import write_bundle  # noqa: PLC0415
 
     bundle = tmp_path / "aster.zip"
-    write_bundle(write_home(tmp_path / "aster", PERSONA), bundle)
+    write_bundle(make_home(tmp_path / "aster", PERSONA), bundle)
     cache = SoulCache()
     assert cache.compose_soul(bundle) == compose_soul(bundle)
     reads.clear()
     cache.compose_soul(bundle)
     assert reads == []
     after_a_timestamp_tick(tmp_path)
-    write_bundle(write_home(tmp_path / "birch", {"SOUL.md": b"Birch."}), bundle, force=True)
+    write_bundle(make_home(tmp_path / "birch", {"SOUL.md": b"Birch."}), bundle, force=True)
     assert cache.compose_soul(bundle) == ("## SOUL.md\n\nBirch.", ["SOUL.md"])
 
 
 def test_max_age_serves_without_any_io_then_revalidates(tmp_path: Path, reads: list[int]) -> None:
-    home = write_home(tmp_path / "aster", {"SOUL.md": b"Aster."})
+    home = make_home(tmp_path / "aster", {"SOUL.md": b"Aster."})
     clock = FakeClock()
     cache = SoulCache(max_age=5, clock=clock)
     cache.compose_soul(home)
@@ -182,7 +176,7 @@ def test_max_age_serves_without_any_io_then_revalidates(tmp_path: Path, reads: l
 
 
 def test_a_removed_home_is_never_served_even_with_stale_if_error(tmp_path: Path) -> None:
-    home = write_home(tmp_path / "aster", PERSONA)
+    home = make_home(tmp_path / "aster", PERSONA)
     cache = SoulCache(stale_if_error=3600)
     cache.compose_soul(home)
     shutil.rmtree(home)
@@ -192,7 +186,7 @@ def test_a_removed_home_is_never_served_even_with_stale_if_error(tmp_path: Path)
 
 
 def test_lru_bound_by_personas(tmp_path: Path) -> None:
-    homes = [write_home(tmp_path / f"p{i}", {"SOUL.md": f"Persona {i}.".encode()}) for i in range(3)]
+    homes = [make_home(tmp_path / f"p{i}", {"SOUL.md": f"Persona {i}.".encode()}) for i in range(3)]
     cache = SoulCache(max_personas=2)
     for home in homes:
         cache.compose_soul(home)
@@ -296,7 +290,7 @@ def test_stale_if_error_serves_the_last_good_soul_and_says_why(
 
 
 def test_compose_soul_takes_the_cache(tmp_path: Path) -> None:
-    home = write_home(tmp_path / "aster", PERSONA)
+    home = make_home(tmp_path / "aster", PERSONA)
     cache = SoulCache()
     assert compose_soul(home, cache=cache) == compose_soul(home)
     assert asyncio.run(compose_soul_async(home, cache=cache)) == compose_soul(home)

@@ -1,4 +1,4 @@
-"""``toolnexus ask`` and ``toolnexus chat``: the installed command against loopback providers."""
+"""``toolnexus ask`` and ``toolnexus chat``: the command against loopback providers."""
 
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ from tests.support.homes import s3_home
 from tests.support.providers import Calls, Failure, ProviderRequest, Reply, Text, provider_server, scripted
 from toolnexus.agents import compose_soul
 
-pytestmark = pytest.mark.slow  # each test starts the installed command (and the SDK) in a subprocess
 
-
-def run(*argv: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed command with no provider key from the caller's environment, plus ``env``."""
+def run(
+    *argv: str, stdin: str = "", env: dict[str, str] | None = None, installed: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """The command with no provider key from the caller's environment, plus ``env``
+    (``installed``: the console script in a subprocess, end to end)."""
     clean = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
-    return support_cli.run(*argv, stdin=stdin, env={**clean, **(env or {})})
+    runner = support_cli.run_installed if installed else support_cli.run
+    return runner(*argv, stdin=stdin, env={**clean, **(env or {})})
 
 
 @pytest.fixture
@@ -36,7 +38,11 @@ def test_ask_on_an_openai_compatible_server_without_a_key(home: Path) -> None:
     append = {"command": "append", "content": "- lives in Hamburg"}
     with provider_server("openai", scripted(Calls([("memory", append)]), Text("Noted."))) as server:
         result = run(
-            "ask", str(home), "I live in Hamburg.", "--model", "llama3.2", "--base-url", server.base_url
+            "ask",
+            str(home),
+            "I live in Hamburg.",
+            *("--model", "llama3.2", "--base-url", server.base_url),
+            installed=True,
         )
     assert (result.returncode, result.stdout, result.stderr) == (0, "Noted.\n", "")
     first = server.requests[0]

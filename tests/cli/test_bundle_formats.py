@@ -1,4 +1,4 @@
-"""Issue 24, item 1: ``bundle``/``write_bundle`` write the archive OUT's name asks for (or ``--format``).
+"""``bundle``/``write_bundle`` write the archive OUT's name asks for (or ``--format``).
 
 Every format keeps the zip's guarantees: fixed metadata (the gzip header's too), byte-identical
 output for the same content, and ``compose_soul(out) == compose_soul(home)`` — on local disk and

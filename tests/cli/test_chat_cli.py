@@ -1,6 +1,6 @@
-"""Issue 24, item 6: ``ask``/``chat`` as a person meets them — keys, URLs, errors, commands, readline.
+"""``ask``/``chat`` as a person meets them — keys, URLs, errors, commands, readline.
 
-The installed command runs in a subprocess (``chat``'s line editing on a pseudo-terminal) against
+The command runs in-process (``chat``'s line editing: installed, on a pseudo-terminal) against
 loopback providers speaking the real wire formats.
 """
 

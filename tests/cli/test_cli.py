@@ -1,4 +1,5 @@
-"""The installed ``toolnexus`` command, run in a subprocess as a user would."""
+"""The ``toolnexus`` command: in-process through ``cli.main``, and end to end (``run_installed``)
+where the console script itself is the subject."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.support import MotoServer, put_objects
-from tests.support.cli import EXAMPLE, TOOLNEXUS, run, s3_args
+from tests.support.cli import EXAMPLE, TOOLNEXUS, run, run_installed, s3_args
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, inspect_soul
 from toolnexus.cli import app as cli
 from toolnexus.cli._support import Subparsers, emit, location_options
@@ -45,7 +46,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def test_soul_prints_what_compose_soul_returns() -> None:
-    result = run("soul", str(EXAMPLE))
+    result = run_installed("soul", str(EXAMPLE))
     assert result.returncode == 0, result.stderr
     assert result.stdout == compose_soul(EXAMPLE)[0] + "\n"
     assert result.stderr == ""
@@ -167,7 +168,7 @@ def test_malformed_option_is_an_argparse_usage_error() -> None:
 
 @pytest.mark.parametrize("command", ["soul", "inspect", "check", "bundle"])
 def test_every_subcommand_has_help_with_an_example(command: str) -> None:
-    result = run(command, "--help")
+    result = run_installed(command, "--help")
     assert result.returncode == 0
     assert f"usage: toolnexus {command}" in result.stdout
     assert re.search(f"examples?:\n  toolnexus {command} ", result.stdout)
@@ -192,7 +193,7 @@ def test_early_closed_pipe_exits_quietly(home: Path) -> None:
 
 
 def test_bundle_is_reproducible_and_round_trips(home: Path, tmp_path: Path) -> None:
-    first = run("bundle", str(home), str(tmp_path / "first.zip"))
+    first = run_installed("bundle", str(home), str(tmp_path / "first.zip"))
     assert first.returncode == 0, first.stderr
     assert first.stdout == f"wrote {tmp_path / 'first.zip'}: 7 files ({', '.join(BOOTSTRAP_ORDER)})\n"
     # Same content, other timestamps and another creation (so listing) order.

@@ -1,6 +1,5 @@
-"""Issue 24, items 4 and 5: ``inspect`` shows every row, ``soul`` warns on an empty home, ``-q`` is quiet.
-
-Every test runs the installed command in a subprocess, as a user would.
+"""``inspect`` shows every row, ``soul`` warns on an empty home, ``-q`` is quiet: a person sees
+why a soul came out as it did, and a script can ask for silence.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 24, item 9: docs/cli.md agrees with ``--help``; its S3 walk-through runs; what the examples
+"""docs/cli.md agrees with ``--help``; its S3 walk-through runs; what the examples
 write is git-ignored; front matter passes through as documented.
 
 (The console blocks of the docs pages are replayed by the documentation harness; this file checks

@@ -1,6 +1,5 @@
-"""The habits of git, ruff and uv that a newcomer expects from ``toolnexus`` (issue 13).
-
-Every test runs the installed command in a subprocess, as a user would.
+"""The habits of git, ruff and uv that a newcomer expects from ``toolnexus``, so that
+nothing surprises a person who knows them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Issue 24, items 3 and 7: usage errors, -V, ``help COMMAND``, shell completion, ``--json`` everywhere.
+"""Usage errors, -V, ``help COMMAND``, shell completion, ``--json`` everywhere.
 
-The installed command runs in a subprocess; completion is exercised through the shells
+The command runs in-process; completion is exercised through the shells
 themselves (bash's ``complete``, fish's ``complete -C``, zsh's completion function).
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import EXAMPLE, TOOLNEXUS, help_flags, run
+from tests.support.cli import EXAMPLE, TOOLNEXUS, help_flags, run, run_installed
 from toolnexus import __version__
 from toolnexus.agents import BOOTSTRAP_ORDER
 
@@ -40,7 +40,7 @@ def test_an_unknown_flag_after_a_subcommand_shows_that_usage_and_a_suggestion() 
 
 
 def test_dash_capital_v_is_the_version() -> None:
-    short, long = run("-V"), run("--version")
+    short, long = run_installed("-V"), run("--version")
     assert (short.returncode, short.stdout) == (0, f"toolnexus {__version__}\n")
     assert long.stdout == short.stdout
 

@@ -1,4 +1,4 @@
-"""Issue 24, item 2: every message the CLI prints names flags, never Python parameter names.
+"""Every message the CLI prints names flags, never Python parameter names.
 
 ``test_every_error_path_speaks_in_flags`` lists the error paths of every subcommand and checks
 what a person reads (stdout and stderr together) for Python names; it drives ``main`` in-process
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import EXAMPLE, TOOLNEXUS, run
+from tests.support.cli import EXAMPLE, TOOLNEXUS, run_installed
 from tests.support.providers import Failure, provider_server, scripted
 from toolnexus.agents import write_bundle
 from toolnexus.cli import app as cli
@@ -168,7 +168,7 @@ def test_every_error_path_speaks_in_flags(
 
 
 def test_the_examples_of_the_issue_name_the_flags(tmp_path: Path) -> None:
-    """The installed command, on the five messages the issue quotes."""
+    """Five messages that once named Python arguments, as a shell session meets them."""
     home = Path(shutil.copytree(EXAMPLE, tmp_path / "aster"))
     (tmp_path / "aster.zip").write_text("here")
     (tmp_path / "outside.md").write_text("outside")
@@ -255,7 +255,7 @@ def test_a_missing_backend_names_its_extra_on_the_command_line(
         f"import sys\nsys.modules.update(dict.fromkeys({packages!r}))\n"
     )
     path = os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])
-    result = run("soul", url, env={**os.environ, "PYTHONPATH": path})
+    result = run_installed("soul", url, env={**os.environ, "PYTHONPATH": path})
     protocol = url.split("://", 1)[0]
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (

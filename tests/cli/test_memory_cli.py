@@ -1,5 +1,5 @@
 """``toolnexus memory …`` for a person: in-process through ``cli.main`` for the mechanics, and as
-the installed command for each complaint of issue 21's "Why" that concerns the command: messages
+the command for each way it once failed a person: messages
 spoke to the model, USER.md could not be edited, ``view`` was refused on read-only homes and
 printed UTF-16 as NUL bytes, and an append whose answer was lost could land twice."""
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli import EXAMPLE, run
+from tests.support.cli import EXAMPLE, run, run_installed
 from tests.support.homes import Home, local_home, s3_home
 from tests.support.http import serving
 from tests.support.lossy import writes_memory
@@ -120,7 +120,7 @@ def test_layers_view_merged_and_edits_go_to_the_top(aster: Path, tmp_path: Path)
     top.mkdir()
     (top / "USER.md").write_bytes(b"- Name: Mira (top layer)\n")
     before = _tree(aster)
-    viewed = run("memory", str(aster), str(top), "view", "--target", "user")
+    viewed = run_installed("memory", str(aster), str(top), "view", "--target", "user")
     assert (viewed.returncode, viewed.stdout) == (0, "- Name: Mira (top layer)\n")
     assert (
         viewed.stderr
@@ -135,7 +135,7 @@ def test_layers_view_merged_and_edits_go_to_the_top(aster: Path, tmp_path: Path)
     assert _tree(aster) == before  # a persona's own notes never land in a shared base
 
 
-# -- issue 21, "Why": each complaint about the command, against the installed command ------------
+# -- each way the command once failed a person -----------------------------------------------
 
 
 def test_a_refused_edit_speaks_to_a_person_naming_location_and_file(aster: Path) -> None:

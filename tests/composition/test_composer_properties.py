@@ -87,7 +87,7 @@ def drop_cut_code_unit(units: bytes, codec: str) -> bytes:
 
 
 def reference_text(data: bytes, cap: int) -> str:
-    """The decoded kept text: UTF-16 after its BOM (issue 13), else UTF-8 (issue 2)."""
+    """The decoded kept text: UTF-16 after its BOM, else UTF-8."""
     head = data[:cap]
     codec = UTF16_CODECS.get(data[:2])
     if codec is not None:
@@ -198,7 +198,7 @@ def test_compose_fast_path_equals_the_report(persona: dict[str, bytes], cap: int
     assert compose("mem", prefixes, limit=cap) == (report.soul, report.found)
 
 
-# -- UTF-16 (issue 13): a file starting with a UTF-16 BOM is UTF-16 --------------------------
+# -- UTF-16: a file starting with a UTF-16 BOM is UTF-16 --------------------------
 
 UTF16_EXAMPLES = settings(max_examples=60)
 

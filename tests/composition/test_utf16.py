@@ -1,4 +1,4 @@
-"""UTF-16 bootstrap files (issue 13): a file starting with a UTF-16 BOM is decoded as UTF-16.
+"""UTF-16 bootstrap files: a file starting with a UTF-16 BOM is decoded as UTF-16.
 
 What Windows Notepad saves as "Unicode" (UTF-16 LE with a BOM) must compose to the text the
 author sees, on every backend alike; ``inspect`` says which encoding was used. The rule itself is

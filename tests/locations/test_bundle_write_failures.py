@@ -1,4 +1,5 @@
-"""``write_bundle``'s answer (names in BOOTSTRAP_ORDER) and its failed writes (issue 13).
+"""``write_bundle``'s answer (names in BOOTSTRAP_ORDER) and its failed writes: a
+failed write leaves no partial bundle behind.
 
 A full disk is produced for real, never faked: the ``toolnexus`` command runs inside a private
 mount namespace (``unshare --user --map-root-user --mount``, which needs no root where unprivileged

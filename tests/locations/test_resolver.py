@@ -8,7 +8,6 @@ kind is one registration.
 from __future__ import annotations
 
 import asyncio
-import io
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 
 from tests.support import put_objects
 from tests.support.cli import run
+from tests.support.files import zip_bytes
 from toolnexus.agents import (
     BootstrapError,
     compose_soul,
@@ -40,14 +40,6 @@ FILES = {"AGENTS.md": b"# Rules\n\nBe kind.\n", "SOUL.md": b"You are Aster.\n"}
 EXPECTED = ("## AGENTS.md\n\n# Rules\n\nBe kind.\n\n## SOUL.md\n\nYou are Aster.", ["AGENTS.md", "SOUL.md"])
 
 
-def zip_bytes(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
 @pytest.fixture
 def memfs() -> Iterator[Any]:
     fs = fsspec.filesystem("memory", global_store=False, skip_instance_cache=True)
@@ -57,7 +49,7 @@ def memfs() -> Iterator[Any]:
 
 def test_a_zip_under_another_name_is_a_bundle_on_local_disk(tmp_path: Path) -> None:
     bundle = tmp_path / "aster.bin"
-    bundle.write_bytes(zip_bytes({f"aster/{n}": d for n, d in FILES.items()}))
+    bundle.write_bytes(zip_bytes(FILES, folder="aster/", compression=zipfile.ZIP_STORED))
     assert compose_soul(bundle) == EXPECTED
     assert inspect_soul(bundle).found == EXPECTED[1]
     assert write_bundle(bundle, tmp_path / "flat.zip") == EXPECTED[1]
@@ -67,7 +59,7 @@ def test_a_zip_under_another_name_is_a_bundle_on_local_disk(tmp_path: Path) -> N
 
 
 def test_a_zip_under_another_name_is_a_bundle_on_memory_fs(memfs: Any, tmp_path: Path) -> None:
-    memfs.pipe_file("/aster.bin", zip_bytes(FILES))
+    memfs.pipe_file("/aster.bin", zip_bytes(FILES, compression=zipfile.ZIP_STORED))
     assert compose_soul("/aster.bin", fs=memfs) == EXPECTED
     assert inspect_soul("/aster.bin", fs=memfs).found == EXPECTED[1]
     assert write_bundle("/aster.bin", tmp_path / "flat.zip", fs=memfs) == EXPECTED[1]
@@ -81,7 +73,9 @@ def test_a_zip_under_another_name_is_a_bundle_on_s3(
     moto_server: Any, new_bucket: Callable[[], str], s3_options: dict[str, Any]
 ) -> None:
     bucket = new_bucket()
-    put_objects(moto_server.endpoint_url, bucket, {"aster.bin": zip_bytes(FILES)})
+    put_objects(
+        moto_server.endpoint_url, bucket, {"aster.bin": zip_bytes(FILES, compression=zipfile.ZIP_STORED)}
+    )
     url = f"s3://{bucket}/aster.bin"
     assert compose_soul(url, storage_options=s3_options) == EXPECTED
     with pytest.raises(BootstrapError, match=rf"s3://{bucket}/aster\.bin: is a zip bundle \(read-only\)"):
@@ -100,7 +94,7 @@ def test_a_plain_file_is_not_a_folder_everywhere(memfs: Any, tmp_path: Path) -> 
 
 def test_the_cli_gives_the_same_answer_for_a_renamed_zip(tmp_path: Path) -> None:
     bundle = tmp_path / "aster.bin"
-    bundle.write_bytes(zip_bytes(FILES))
+    bundle.write_bytes(zip_bytes(FILES, compression=zipfile.ZIP_STORED))
     result = run("soul", str(bundle))
     assert (result.returncode, result.stdout) == (0, EXPECTED[0] + "\n")
 
@@ -125,7 +119,7 @@ def test_resolve_picks_one_source_per_form(tmp_path: Path, memfs: Any) -> None:
 
 
 def test_sources_say_how_they_are_written(tmp_path: Path) -> None:
-    (tmp_path / "aster.zip").write_bytes(zip_bytes(FILES))
+    (tmp_path / "aster.zip").write_bytes(zip_bytes(FILES, compression=zipfile.ZIP_STORED))
     store = LocalSource(tmp_path).writer()
     assert store.location == str(tmp_path)
     with pytest.raises(BootstrapError, match="read-only"):

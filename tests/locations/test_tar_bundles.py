@@ -19,6 +19,7 @@ import fsspec
 import pytest
 
 from tests.support import MotoServer, put_objects
+from tests.support.files import make_home
 from toolnexus.agents import (
     BOOTSTRAP_ORDER,
     BootstrapError,
@@ -36,13 +37,6 @@ FILES = {
 }
 COMPRESSIONS = {"": ".tar", "z": ".tgz", "j": ".tar.bz2", "J": ".tar.xz"}
 _TARFILE_MODES = {"": "w", "z": "w:gz", "j": "w:bz2", "J": "w:xz"}
-
-
-def make_home(root: Path, files: dict[str, bytes] = FILES) -> Path:
-    root.mkdir(parents=True)
-    for name, data in files.items():
-        (root / name).write_bytes(data)
-    return root
 
 
 def make_tar(home: Path, out: Path, flag: str, *, contents: bool = False) -> Path:
@@ -68,7 +62,7 @@ def make_zip(home: Path, out: Path) -> Path:
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    return make_home(tmp_path / "aster")
+    return make_home(tmp_path / "aster", FILES)
 
 
 @pytest.mark.parametrize("flag", list(COMPRESSIONS))
@@ -120,8 +114,8 @@ def test_tar_bundles_on_s3_by_url_and_chained(
 
 
 def test_several_top_folders_name_them_and_show_the_chained_form(tmp_path: Path) -> None:
-    make_home(tmp_path / "src" / "aster")
-    make_home(tmp_path / "src" / "brio")
+    make_home(tmp_path / "src" / "aster", FILES)
+    make_home(tmp_path / "src" / "brio", FILES)
     tgz = make_tar(tmp_path / "src", tmp_path / "team.tgz", "z", contents=True)
     with pytest.raises(BootstrapError, match=rf"'aster', 'brio'.*tar://aster::{tgz}"):
         compose_soul(tgz)

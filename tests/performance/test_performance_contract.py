@@ -1,4 +1,4 @@
-"""The performance contract of issue 3, asserted deterministically: requests, ranges, bytes, memory.
+"""The performance contract, asserted deterministically: requests, ranges, bytes, memory.
 
 Wall-clock times are for ``python -m benchmarks``; here a request-counting proxy sits between s3fs
 and moto, and only counts, headers, bytes and concurrency are asserted.

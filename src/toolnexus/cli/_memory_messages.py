@@ -1,9 +1,5 @@
-"""What ``toolnexus memory`` tells a person, and how it learns what happened.
-
-The edits run through the memory tool itself (the model's rules, nothing re-implemented); a
-:class:`Recorder` wrapped around the tool's store keeps the bytes the edit saw and what it
-decided. From those this module words the outcome for a person — ``toolnexus:``, the file with its
-location, advice in shell terms — where the tool's own text speaks to a model.
+"""What ``toolnexus memory`` tells a person: a :class:`Recorder` around the tool's store keeps
+what the edit saw and decided, and this module words it for a person, not a model.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""``toolnexus memory … view``: print a memory file from any readable home.
-
-It only reads (:func:`toolnexus.agents.read_bootstrap_file`, the same read ``soul`` makes), so it
-works where the memory tool cannot write: zip and tar bundles, HTTP, read-only credentials, several
-layers (the merged view: the topmost layer holding the file wins, and the person is told which).
-The text is decoded as the soul decodes it (UTF-16 included) with line endings as stored. The file
-goes to stdout; notes about it go to stderr.
+"""``toolnexus memory … view``: only reads (the read ``soul`` makes), so bundles, HTTP and layers
+work too; the file goes to stdout, notes about it to stderr.
 """
 
 from __future__ import annotations

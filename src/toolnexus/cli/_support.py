@@ -1,12 +1,5 @@
-"""The kit for ``toolnexus`` subcommands: shared location options, stdout writing, the types.
-
-It is separate from :mod:`toolnexus.cli` so that command modules (e.g. ``memory_cli``) import
-from here while ``cli`` imports them to register them — no import cycle.
-
-A command module exposes ``register(subparsers: Subparsers) -> None``, which calls
-``subparsers.add_parser(name, parents=[location_options()], ...)`` (leave out ``parents`` if
-``-o`` and ``--follow-external-symlinks`` do not apply) and ``parser.set_defaults(handler=fn)``
-with ``fn(args: argparse.Namespace) -> int`` returning the exit code. Print with :func:`emit`.
+"""The kit for ``toolnexus`` subcommands (shared options, stdout, the types), apart from ``app``
+so that command modules import it while ``app`` imports them: no import cycle.
 """
 
 from __future__ import annotations
@@ -20,27 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
-from toolnexus.cli._budget import budget_kwargs, budget_options
-
-__all__ = [
-    "EXIT_BROKEN_PIPE",
-    "EXIT_ERROR",
-    "FORMATTER",
-    "Handler",
-    "Parser",
-    "Subparsers",
-    "add_command",
-    "budget_kwargs",
-    "budget_options",
-    "emit",
-    "emit_json",
-    "location",
-    "location_kwargs",
-    "location_options",
-    "plural",
-    "unrecognized",
-    "warn",
-]
+from toolnexus.cli._budget import budget_options
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]

@@ -1,11 +1,4 @@
-"""The library's messages in the command line's words: flags, never Python parameter names.
-
-The library speaks to Python callers (``pass force=True to replace it``); a person at a shell
-needs the flag (``pass --force to replace it``). Every message the CLI prints goes through
-:func:`for_people`, so the library keeps one wording and the CLI translates it here, once.
-``tests/test_cli_wording.py`` runs every error path of every subcommand and checks that no
-Python name is left.
-"""
+"""The library's messages in the command line's words: flags and nouns, never Python names."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""``toolnexus ask HOME PROMPT`` and ``toolnexus chat HOME``: run a persona against a model.
-
-The API key comes from the provider's usual environment variable (``OPENAI_API_KEY``,
-``ANTHROPIC_API_KEY``); with ``--base-url`` an OpenAI-compatible local server needs none. A
-missing key is reported before anything is sent, naming the variable (the SDKs' own messages
-name their Python arguments instead).
-Exit status: 0 answered; 1 the run stopped at ``--max-turns`` without a final answer; 2 a
-storage, usage or provider error (one ``toolnexus: error: …`` line, from :func:`toolnexus.cli.app.main`).
+"""``toolnexus ask HOME PROMPT`` and ``toolnexus chat HOME``: a persona against a model. A missing
+key is reported before anything is sent, naming the variable. Exit status: 0 answered; 1 stopped
+at ``--max-turns``; 2 an error.
 """
 
 from __future__ import annotations
@@ -17,11 +12,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolnexus.agents import Agent, AnthropicModel, OpenAIChatModel, RunResult, agent_from_dir
+from toolnexus.cli._budget import budget_kwargs, budget_options
 from toolnexus.cli._support import (
     FORMATTER,
     Subparsers,
-    budget_kwargs,
-    budget_options,
     emit,
     emit_json,
     location,

@@ -1,10 +1,5 @@
-"""Command line front end (``toolnexus``): argparse only, the logic lives in :mod:`toolnexus.agents`.
-
-Every subcommand is a ``register(subparsers)`` function listed in :data:`REGISTRARS`; its handler
-is set with ``parser.set_defaults(handler=fn)`` (see :mod:`toolnexus.cli._support` for the
-convention and the shared options). :func:`main` turns the library's errors into one
-``toolnexus: error: …`` line (in the command line's words: flags, not Python names) and exit
-status 2, for every handler alike.
+"""The ``toolnexus`` parser and :func:`main`, which turns the library's errors into one
+``toolnexus: error: …`` line (flags, not Python names) and exit status 2, for every command alike.
 """
 
 from __future__ import annotations
@@ -28,9 +23,8 @@ from toolnexus.cli import persona as persona_cli
 from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit
 from toolnexus.cli._wording import for_people
 from toolnexus.cli.completion import COMPLETE_VARIABLE, complete
-from toolnexus.cli.table import format_table
 
-__all__ = ["REGISTRARS", "build_parser", "format_table", "main"]
+__all__ = ["REGISTRARS", "build_parser", "main"]
 
 #: Errors the library raises for bad locations and options; anything else is a bug and keeps its traceback.
 _USER_ERRORS = (OSError, TypeError, ValueError, ImportError, ModelError)
@@ -85,13 +79,8 @@ def _warnings_to_stderr(quiet: bool) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``toolnexus`` console script and ``python -m toolnexus``.
-
-    Bare ``toolnexus`` prints the full help on stderr and exits 2, as ruff and uv do: it is still a
-    usage mistake (a script that lost its arguments fails), and ``--help`` prints it with status 0.
-    With ``_TOOLNEXUS_COMPLETE=SHELL`` set, the arguments are the words typed so far and the
-    answer is what completes the last one (see :mod:`toolnexus.cli.completion`).
-    """
+    """The console script. Bare ``toolnexus`` prints the help on stderr and exits 2 (a usage
+    mistake, as in ruff and uv); with ``_TOOLNEXUS_COMPLETE`` set it answers a completion."""
     parser = build_parser()
     words = sys.argv[1:] if argv is None else list(argv)
     shell = os.environ.get(COMPLETE_VARIABLE)

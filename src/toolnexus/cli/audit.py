@@ -1,8 +1,5 @@
-"""``toolnexus audit PREFIX``: every persona under a prefix, one JSON line each, for CI gates.
-
-Exit status: 0 done; 1 a persona matched ``--fail-on``; 2 a usage or storage error (a missing
-prefix, an unreachable Dask scheduler), reported by :func:`toolnexus.cli.app.main` like every
-command's. The summary goes to stderr, so stdout stays pure JSON lines.
+"""``toolnexus audit PREFIX``: one JSON line per persona, for CI gates; the summary goes to stderr.
+Exit status: 0 done; 1 a persona matched ``--fail-on``; 2 an error.
 """
 
 from __future__ import annotations
@@ -17,7 +14,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from toolnexus.agents import AUDIT_ISSUES, AuditSummary, audit, dask_client
-from toolnexus.cli._support import Subparsers, add_command, budget_kwargs, emit, location
+from toolnexus.cli._budget import budget_kwargs
+from toolnexus.cli._support import Subparsers, add_command, emit, location
 from toolnexus.cli._wording import for_people
 from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
 from toolnexus.fleet.output import report_file

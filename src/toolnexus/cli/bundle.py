@@ -1,10 +1,4 @@
-"""``toolnexus bundle HOME [HOME ...] OUT``: a reproducible zip or tar bundle of a persona home.
-
-The archive is the one OUT's name asks for (``.tgz`` a gzipped tar, ``.zip`` or an unknown
-ending a zip), or the one ``--format`` names; the same files always give the same bytes.
-Exit status: 0 written; 2 an error (OUT exists without ``--force``, a format that contradicts
-OUT's name, a storage or usage error).
-"""
+"""``toolnexus bundle HOME [HOME ...] OUT``: a reproducible zip or tar bundle of a persona home."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The ``toolnexus chat`` loop: one line per message, slash commands, readline on a terminal.
-
-Decisions: a provider error is reported on stderr and the chat goes on — the failed turn is not
-kept, so the next message is sent on the conversation as it was. Line editing and in-session
-history come from :mod:`readline` when stdin and stdout are terminals; history is not saved to a
-file (messages to a persona can be private). Exit status is the worst of the chat: 0 every
-message answered, 1 some answer stopped at ``--max-turns``, 2 some message failed; 130 on Ctrl-C.
+"""The ``toolnexus chat`` loop. A provider error is reported and the chat goes on (the failed turn
+is not kept); history is not saved (messages can be private). Exit status: the worst of the chat.
 """
 
 from __future__ import annotations

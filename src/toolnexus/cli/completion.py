@@ -1,11 +1,5 @@
-"""Shell completion for bash, zsh and fish, answered by the ``toolnexus`` parser itself.
-
-``toolnexus completion SHELL`` prints a small script; the shell function it defines runs
-``toolnexus`` again with ``_TOOLNEXUS_COMPLETE=SHELL`` in the environment and the words typed so
-far as arguments, and :func:`candidates` walks the same argparse parser that parses a real
-command line. So completion can never disagree with ``--help``: a command, flag or choice added
-to the parser completes at once. Positions that take a location or free text answer nothing, and
-the shell completes file names there.
+"""Shell completion answered by the ``toolnexus`` parser itself (run again with
+``_TOOLNEXUS_COMPLETE=SHELL``), so it never disagrees with ``--help``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove``: a persona's memory
-from a shell, for a person.
-
-Edits go through the memory tool (the model's rules, the same compare-and-swap); what is printed
-speaks to a person: every line starts with ``toolnexus:`` and names the file with its location.
-``--target user`` works on USER.md. ``view`` only reads (see :mod:`._memory_view`), so it works
-on any readable home; several locations are layers, base first, and edits go to the top one.
-
-Exit status: 0 done (also when there was nothing to change); 1 the edit was refused — why, on
-stderr, and nothing changed; 2 a storage or usage error (reported by :func:`toolnexus.cli.app.main`
-like every command's).
+"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove``: a persona's memory for
+a person. Edits go through the memory tool (the model's rules); ``view`` only reads, so it works on
+any readable home. Exit status: 0 done; 1 the edit was refused (nothing changed); 2 an error.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""``toolnexus help [COMMAND]`` and ``toolnexus completion SHELL``: commands about the command.
-
-Both need the whole parser, so :func:`toolnexus.cli.app.build_parser` adds them after every
-registrar has run (they come last in ``--help``, and ``help`` knows every command, a later
-registered one too).
-"""
+"""``toolnexus help [COMMAND]`` and ``completion SHELL``: added last, as they read the whole parser."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""``toolnexus soul``, ``inspect`` and ``check``: what a persona home composes to, file by file.
-
-Exit status: 0 done; 1 ``check`` found no bootstrap file; 2 an error (a storage, location or usage
-error as one ``toolnexus: error: …`` line; for ``inspect``, a file that cannot be read, after the
-table that shows it).
+"""``toolnexus soul``, ``inspect`` and ``check``. Exit status: 0 done; 1 ``check`` found no
+bootstrap file; 2 an error.
 """
 
 from __future__ import annotations
@@ -12,11 +9,11 @@ import sys
 from typing import Any
 
 from toolnexus.agents import SoulReport, compose_soul, inspect_soul
+from toolnexus.cli._budget import budget_kwargs
 from toolnexus.cli._support import (
     EXIT_ERROR,
     Subparsers,
     add_command,
-    budget_kwargs,
     emit,
     emit_json,
     location,

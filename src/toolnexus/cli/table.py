@@ -62,13 +62,8 @@ def _budget_line(report: SoulReport, budget: Budget) -> str:
 
 
 def format_table(report: SoulReport) -> str:
-    """Every bootstrap name with status, size, kept bytes and notes, then a one-line summary.
-
-    A layered persona gets a LAYER column, before NOTES, naming the layer each file came from.
-    Under a budget, CHARS, TOKENS (with a tokenizer) and KEPT CHARS or KEPT TOKENS (the units of
-    the file in the soul) follow KEPT, and a last line sums the budget up. Skipped and error rows
-    say why in NOTES; the summary counts the files that could not be read.
-    """
+    """Every bootstrap name with status, size, kept bytes and notes (LAYER and the budget's columns
+    when they apply), then a summary line."""
     layered = any(file.layer is not None for file in report.files)
     budget = report.budget
     header = ["FILE", "STATUS", "SIZE", "KEPT"]
