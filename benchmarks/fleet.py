@@ -1,8 +1,9 @@
-"""Target 4 of issue 12: fleets of S3 personas at the client's own floor.
+"""Fleets of S3 personas against the best any s3fs client does with the same objects.
 
-The floor is one bare concurrent ``cat_ranges`` of the same objects (7 per persona) through the
-same s3fs instance, measured in the same rounds: on a 2-core machine a fleet is bound by client
-CPU per request, not by latency, and that call is the least CPU s3fs can spend on them.
+The baseline is one bare concurrent ``cat_ranges`` of the same objects (7 per persona) through
+the same s3fs instance, in the same rounds: the least any s3fs client can spend on them. The
+server's floor (1 RT + moto's CPU, served serially) is reported beside it: on a 2-core machine
+it is the rig's limit, not the library's.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _fleet(n: int) -> tuple[list[str], list[str]]:
     return homes, paths
 
 
-def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int]) -> list[Row]:
+def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int], hold: float = 3.0) -> list[Row]:
     s3.put(
         {f"fleet/p{i:03d}/{name}": data for i in range(max(counts)) for name, data in typical_files().items()}
     )
@@ -71,25 +72,28 @@ def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int]) -> list
         #: moto serves every request in one interpreter, one at a time, and the first reaches it only
         #: after one injected latency: no client, however lean, finishes sooner than this.
         server_bound = 1 + moto / latency
-        memory = _memory_per_persona(s3, homes)
-        headline = n == 50
+        memory = _memory_per_persona(s3, homes, hold)
+        headline = n == counts[0]
         rows.append(
             Row(
-                "4 fleet",
+                "fleet",
                 f"{n} personas, asyncio.gather, {fmt_time(latency)}/request",
                 f"{trips['fleet']:.2f} RT",
-                f"bare cat_ranges of {7 * n} objects {trips['floor']:.2f} RT",
+                f"bare s3fs cat_ranges of the {7 * n} objects {trips['floor']:.2f} RT; "
+                f"server floor {server_bound:.2f} RT",
                 ratio,
                 f"{7 * n} GET, {peak} in flight",
                 round_trips=trips["fleet"],
-                limit="≤ 1.15× floor, ≤ 3.5 RT" if headline else "report",
-                ok=(ratio <= 1.15 and trips["fleet"] <= 3.5) if headline else None,
+                limit="≤ 1.05× bare cat_ranges" if headline else "report",
                 details={"round_trips": runs, "client_cpu_seconds": cpu, "peak_in_flight": peak},
+                on_time=ratio <= 1.05 if headline else None,
+                bound=1.05 if headline else None,
+                key="fleet" if headline else "",
             )
         )
         rows.append(
             Row(
-                "4 fleet",
+                "fleet",
                 f"{n} personas: client CPU and memory",
                 f"{fmt_time(per['fleet'])} CPU/composition; {fmt_bytes(memory)}/persona in flight",
                 f"floor {fmt_time(per['floor'])} CPU per 7 objects",
@@ -100,7 +104,7 @@ def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int]) -> list
         )
         rows.append(
             Row(
-                "4 fleet",
+                "fleet",
                 f"{n} personas: where the time goes ({os.cpu_count()} cores)",
                 f"≥ {server_bound:.2f} RT for any client: 1 RT + moto's CPU, served serially",
                 f"CPU: client {fmt_time(statistics.median(cpu['fleet']))}, moto {fmt_time(moto)} "
@@ -113,7 +117,7 @@ def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int]) -> list
     return rows
 
 
-def _memory_per_persona(s3: S3, homes: list[str]) -> int:
+def _memory_per_persona(s3: S3, homes: list[str], hold: float) -> int:
     """Python memory the client holds per persona while all its requests wait at the proxy.
 
     The proxy and moto run in processes of their own; test-support frames are left out anyway.
@@ -128,7 +132,7 @@ def _memory_per_persona(s3: S3, homes: list[str]) -> int:
 
     asyncio.run(gather())  # warm: session, connections
     proxy = s3.proxy
-    proxy.latency = 3.0
+    proxy.latency = hold
     proxy.reset()
     taken: list[int] = []
     tracemalloc.start(12)
