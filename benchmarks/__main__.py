@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks import audit, budgets, cache, engines, fleet, layers, local, prompt_cache, remote
@@ -34,7 +35,6 @@ class Plan:
     fleet_latency: float
     fleet_rounds: int
     fleet_counts: list[int]
-    fleet_hold: float
     short_latency: float
     persona_counts: list[int]
     sizes: list[int]
@@ -57,7 +57,6 @@ FULL = Plan(
     fleet_latency=0.5,
     fleet_rounds=3,
     fleet_counts=[50, 100],
-    fleet_hold=3.0,
     short_latency=0.05,
     persona_counts=[1, 2, 4, 8, 16, 32, 64],
     sizes=[k * 1024 for k in (4, 16, 64, 256, 512, 1024, 1536, 2048, 4096, 16384, 65536)],
@@ -80,7 +79,6 @@ QUICK = Plan(
     fleet_latency=0.1,
     fleet_rounds=1,
     fleet_counts=[10],
-    fleet_hold=1.0,
     short_latency=0.02,
     persona_counts=[1, 4, 16],
     sizes=[k * 1024 for k in (16, 512, 2048, 8192)],
@@ -105,13 +103,11 @@ def run_audit_local(plan: Plan, work: Path) -> Row:
     return audit.target_audit_local(work, plan.rounds)
 
 
-def run_audit(plan: Plan, work: Path) -> list[Row]:
+def run_audit(plan: Plan, work: Path, s3: S3) -> list[Row]:
     rows = [run_audit_local(plan, work)]
-    with s3_environment() as s3:
-        where = "in process and on a LocalCluster" if plan.full else "in process"
-        step(f"audit: {plan.audit_count} personas on moto, {where}")
-        rows += audit.target_audit_s3(s3, plan.audit_count, plan.audit_small, plan.full)
-    return rows
+    where = "in process and on a LocalCluster" if plan.full else "in process"
+    step(f"audit: {plan.audit_count} personas on moto, {where}")
+    return rows + audit.target_audit_s3(s3, plan.audit_count, plan.audit_small, plan.full)
 
 
 def run_engines(plan: Plan, s3: S3) -> list[Row]:
@@ -119,8 +115,9 @@ def run_engines(plan: Plan, s3: S3) -> list[Row]:
     rows = engines.target_cpu(s3, plan.rounds, plan.engine_calls)
     step("obstore: fleet")
     rows += engines.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency, plan.engine_fleet)
-    step("memory: edits through obstore on moto, Azurite, fake-gcs-server")
-    rows.append(engines.target_memory_edits(s3, plan.appends))
+    servers = "moto, Azurite, fake-gcs-server" if plan.full else "moto"
+    step(f"memory: edits through obstore on {servers}; a server ignoring conditions")
+    rows.append(engines.target_memory_edits(s3, plan.appends, emulators=plan.full))
     return rows
 
 
@@ -132,7 +129,8 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
         with s3_environment() as s3:
             return run_engines(plan, s3), {}
     if only == "audit":
-        return run_audit(plan, work), {}
+        with s3_environment() as s3:
+            return run_audit(plan, work, s3), {}
     if only == "audit-local":
         return [run_audit_local(plan, work)], {}
     step("prompt cache: a 20,000-token soul against loopback providers")
@@ -162,11 +160,9 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
         step("cache: S3")
         rows += cache.target_cache_s3(s3, plan.rounds, plan.latency)
         step(f"fleet: {', '.join(map(str, plan.fleet_counts))} personas through s3fs")
-        rows += fleet.target_fleet(
-            s3, plan.fleet_rounds, plan.fleet_latency, plan.fleet_counts, plan.fleet_hold
-        )
+        rows += fleet.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency, plan.fleet_counts)
         rows += run_engines(plan, s3)
-    rows += run_audit(plan, work)
+        rows += run_audit(plan, work, s3)
     step("scaling")
     scaling_rows, curves = local.scaling(work, plan.rounds, plan.persona_counts, plan.sizes)
     rows += scaling_rows
@@ -194,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])
     print(table(rows, args.quick))
-    payload = {"command": command, "quick": args.quick, "seconds": seconds}
+    finished = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    payload = {"command": command, "quick": args.quick, "seconds": seconds, "finished": finished}
     write_json(args.out / "latest.json", {**payload, "scaling": curves}, rows)
     written = [args.out / "latest.json"]
     if plot_headlines(rows, args.out / "headlines.png"):

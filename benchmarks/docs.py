@@ -1,0 +1,108 @@
+"""Put a run's figures into the documentation: ``python -m benchmarks.docs [RESULTS]``.
+
+From a run's directory (``benchmarks/results`` by default) it copies ``latest.json`` to
+``benchmarks/reference/`` and the PNGs to ``docs/img/``, then rewrites the README's headline
+figures and docs/performance.md's table between their ``<!-- benchmarks:… -->`` markers, so
+the documentation always quotes one run, unedited.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness import Row, fmt_bytes, table
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "benchmarks" / "reference" / "latest.json"
+PNGS = ("headlines.png", "scaling.png")
+
+
+def load(path: Path) -> tuple[dict[str, Any], list[Row]]:
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return document, [Row(**row) for row in document["rows"]]
+
+
+def headlines(rows: Sequence[Row]) -> str:
+    """The README's figures, each a ratio beside its baseline in words (rows found by ``key``)."""
+    by = {row.key: row for row in rows if row.key}
+    lines = []
+    if home := by.get("s3-home"):
+        trips = home.details["round_trips"]
+        lines.append(
+            f"**An S3 home in one round trip**: {trips['compose_soul']:.2f} RT, {home.details['gets']} "
+            f"ranged GETs in flight together, against {trips['list+read']:.2f} RT for list-then-read "
+            f"and {trips['naive']:.2f} RT for an exists-then-read loop."
+        )
+    if (naive := by.get("local-naive")) and (plain := by.get("local-plain")):
+        lines.append(
+            f"**A local persona at {naive.ratio:.2f}× the CPU** of the naive exists-read-decode loop, "
+            f"and {plain.ratio:.2f}× the plainest bounded loop (the floor)."
+        )
+    if bundle := by.get("bundle-large"):
+        figures = bundle.details
+        lines.append(
+            f"**A zip bundle on S3 with a {fmt_bytes(figures['asset_bytes'])} asset** in "
+            f"{bundle.round_trips:.2f} RT, fetching {fmt_bytes(figures['fetched'])}, against "
+            f"{fmt_bytes(figures['zipfs_fetched'])} through fsspec's `zip://`."
+        )
+    if (fleet := by.get("fleet")) and (cpu := by.get("obstore-cpu")):
+        n = fleet.details["personas"]
+        lines.append(
+            f"**{n} personas with `asyncio.gather`** at {fleet.ratio:.2f}× the time of one bare s3fs "
+            f"`cat_ranges` of the same {7 * n} objects; the obstore engine at {cpu.ratio:.2f}× s3fs's "
+            f"client CPU per composition."
+        )
+    if (cold := by.get("cache-cold")) and (warm := by.get("cache-warm")):
+        lines.append(
+            f"**Prompt caching**: a cold 10-call Anthropic session at {cold.ratio:.2f}× the pricing "
+            f"floor ({cold.details['of_uncached']:.3f}× the cost with caching off), the next session "
+            f"{warm.ratio:.2f}×."
+        )
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def provenance(document: dict[str, Any]) -> str:
+    machine = document["machine"]
+    minutes, seconds = divmod(round(document["seconds"]), 60)
+    return (
+        f"From `{document['command']}`, finished {document.get('finished', '?')} "
+        f"({minutes} min {seconds} s), CPython {machine['python']} on {machine['platform']}, "
+        f"{machine['cpus']} CPUs: `benchmarks/reference/latest.json`."
+    )
+
+
+def replace_between(text: str, name: str, body: str) -> str:
+    """Replace what lies between ``<!-- benchmarks:name -->`` and ``<!-- /benchmarks:name -->``."""
+    start, end = f"<!-- benchmarks:{name} -->", f"<!-- /benchmarks:{name} -->"
+    head, found, rest = text.partition(start)
+    _, closed, tail = rest.partition(end)
+    if not (found and closed):
+        raise ValueError(f"no {start} … {end} block")
+    return f"{head}{start}\n{body}\n{end}{tail}"
+
+
+def update(results: Path, root: Path = ROOT) -> None:
+    document, rows = load(results / "latest.json")
+    if document.get("quick"):
+        raise SystemExit("a --quick run's figures do not go into the documentation")
+    reference = root / REFERENCE.relative_to(ROOT)
+    if (results / "latest.json").resolve() != reference.resolve():
+        shutil.copyfile(results / "latest.json", reference)
+    for name in PNGS:
+        if (results / name).exists():
+            (root / "docs" / "img").mkdir(exist_ok=True)
+            shutil.copyfile(results / name, root / "docs" / "img" / name)
+    readme, performance = root / "README.md", root / "docs" / "performance.md"
+    readme.write_text(replace_between(readme.read_text("utf-8"), "headlines", headlines(rows)), "utf-8")
+    page = performance.read_text("utf-8")
+    page = replace_between(page, "table", f"{table(rows)}\n\n{provenance(document)}")
+    performance.write_text(page, "utf-8")
+
+
+if __name__ == "__main__":
+    update(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "benchmarks" / "results")
