@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -43,6 +44,7 @@ class Plan:
     engine_calls: int
     engine_fleet: int
     appends: int
+    writers: int
     full: bool = True
 
 
@@ -65,6 +67,7 @@ FULL = Plan(
     engine_calls=20,
     engine_fleet=50,
     appends=25,
+    writers=4,
 )
 #: Every row's plumbing, in well under a minute: smaller files and fleets, short latencies, one
 #: round where rounds are medians, no cluster. Its timings say little, so it never fails on them.
@@ -87,6 +90,7 @@ QUICK = Plan(
     engine_calls=5,
     engine_fleet=10,
     appends=3,
+    writers=2,
     full=False,
 )
 
@@ -95,7 +99,10 @@ _STARTED = time.perf_counter()
 
 
 def step(label: str) -> None:
-    print(f"… {time.perf_counter() - _STARTED:5.1f} s  {label}", file=sys.stderr, flush=True)
+    """Progress on stderr: wall time so far, and CPU (this process and its finished children)."""
+    cpu = sum(os.times()[:4])
+    wall = time.perf_counter() - _STARTED
+    print(f"… {wall:5.1f} s (CPU {cpu:5.1f} s)  {label}", file=sys.stderr, flush=True)
 
 
 def run_audit_local(plan: Plan, work: Path) -> Row:
@@ -117,7 +124,7 @@ def run_engines(plan: Plan, s3: S3) -> list[Row]:
     rows += engines.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency, plan.engine_fleet)
     servers = "moto, Azurite, fake-gcs-server" if plan.full else "moto"
     step(f"memory: edits through obstore on {servers}; a server ignoring conditions")
-    rows.append(engines.target_memory_edits(s3, plan.appends, emulators=plan.full))
+    rows.append(engines.target_memory_edits(s3, plan.writers, plan.appends, emulators=plan.full))
     return rows
 
 

@@ -204,27 +204,27 @@ def target_fleet(s3: S3, rounds: int, latency: float, n: int = 50) -> list[Row]:
     ]
 
 
-def target_memory_edits(s3: S3, count: int = 25, *, emulators: bool = True) -> Row:
-    """4 processes x ``count`` appends through obstore on moto (and, with ``emulators``, Azurite
-    and fake-gcs-server); then a server ignoring conditions."""
+def target_memory_edits(s3: S3, writers: int = 4, count: int = 25, *, emulators: bool = True) -> Row:
+    """``writers`` processes x ``count`` appends through obstore on moto (and, with ``emulators``,
+    Azurite and fake-gcs-server); then a server ignoring conditions."""
     moto = ("s3", {**s3.options(), "skip_instance_cache": True}, engine.s3_options(s3.endpoint))
-    found = {"moto": _appends(*moto, count)}
+    found = {"moto": _appends(*moto, writers, count)}
     if emulators:
-        found |= _on_emulators(count)
-    refused = _refused_on_an_ignoring_server(s3)
-    expected = f"{4 * count} / {4 * count} / 0"
+        found |= _on_emulators(writers, count)
+    refused = _refused_on_an_ignoring_server(s3, writers)
+    expected = f"{writers * count} / {writers * count} / 0"
     return Row(
         "memory",
-        f"edits through obstore, 4 processes × {count} appends: expected / found / duplicated",
+        f"edits through obstore, {writers} processes × {count} appends: expected / found / duplicated",
         "; ".join(f"{label} {figures}" for label, figures in found.items()),
-        f"server ignoring conditions: {refused} of 4 writers refused",
+        f"server ignoring conditions: {refused} of {writers} writers refused",
         limit=f"{expected} on each; ignoring server: refused",
-        ok=all(figures == expected for figures in found.values()) and refused == 4,
+        ok=all(figures == expected for figures in found.values()) and refused == writers,
         details={"found": found, "refused": refused},
     )
 
 
-def _on_emulators(count: int) -> dict[str, str]:
+def _on_emulators(writers: int, count: int) -> dict[str, str]:
     from tests.support.azure import start_azurite  # noqa: PLC0415  (started for this row only)
     from tests.support.gcs import start_fake_gcs_server  # noqa: PLC0415
     from tests.support.gcs_xml import GcsXmlGateway  # noqa: PLC0415
@@ -235,29 +235,32 @@ def _on_emulators(count: int) -> dict[str, str]:
             with GcsXmlGateway(fake.endpoint_url) as gateway:
                 azure = ("az", azurite.storage_options, engine.azure_options(azurite.connection_string))
                 gcs = ("gs", fake.storage_options, engine.gcs_options(gateway.url))
-                return {"Azurite": _appends(*azure, count), "fake-gcs-server": _appends(*gcs, count)}
+                return {
+                    "Azurite": _appends(*azure, writers, count),
+                    "fake-gcs-server": _appends(*gcs, writers, count),
+                }
         finally:
             azurite.stop()
             fake.stop()
 
 
-def _appends(protocol: str, raw: dict[str, Any], options: dict[str, Any], count: int) -> str:
+def _appends(protocol: str, raw: dict[str, Any], options: dict[str, Any], writers: int, count: int) -> str:
     fs = fsspec.filesystem(protocol, **raw)
     bucket = BUCKET if protocol == "s3" else f"toolnexus-{uuid.uuid4().hex[:12]}"
     if protocol != "s3":
         fs.mkdir(bucket)
     prefix = f"{bucket}/memory-{uuid.uuid4().hex[:8]}"
     fs.pipe_file(f"{prefix}/SOUL.md", b"You are Aster.")
-    codes = _append_from_processes(f"{protocol}://{prefix}", options, count)
+    codes = _append_from_processes(f"{protocol}://{prefix}", options, writers, count)
     fs.invalidate_cache()
-    notes = bytes(fs.cat_file(f"{prefix}/MEMORY.md")).decode().splitlines() if codes == [0] * 4 else []
+    notes = bytes(fs.cat_file(f"{prefix}/MEMORY.md")).decode().splitlines() if codes == [0] * writers else []
     duplicated = sum(1 for count in collections.Counter(notes).values() if count > 1)
-    expected = {f"note {w}-{i}" for w in range(4) for i in range(count)}
+    expected = {f"note {w}-{i}" for w in range(writers) for i in range(count)}
     lost = "" if set(notes) == expected else f" ({len(expected - set(notes))} lost)"
     return f"{len(expected)} / {len(notes)} / {duplicated}{lost}"
 
 
-def _refused_on_an_ignoring_server(s3: S3) -> int:
+def _refused_on_an_ignoring_server(s3: S3, writers: int) -> int:
     """moto behind a proxy that drops ``If-Match`` / ``If-None-Match``: each writer must stop."""
     from tests.support import S3Proxy  # noqa: PLC0415
 
@@ -267,28 +270,28 @@ def _refused_on_an_ignoring_server(s3: S3) -> int:
     with S3Proxy(s3.endpoint) as ignoring:
         ignoring.drop_request_headers = frozenset({"if-match", "if-none-match"})
         options = engine.s3_options(ignoring.endpoint_url)
-        codes = _append_from_processes(f"s3://{BUCKET}/{prefix}", options, 25, refusal_expected=True)
+        codes = _append_from_processes(f"s3://{BUCKET}/{prefix}", options, writers, 25, refusal_expected=True)
     return sum(1 for code in codes if code == REFUSED)
 
 
 def _append_from_processes(
-    location: str, options: dict[str, Any], count: int, *, refusal_expected: bool = False
+    location: str, options: dict[str, Any], writers: int, count: int, *, refusal_expected: bool = False
 ) -> list[int]:
-    """4 spawned writers, started at one barrier, each appending ``count`` notes; their exit codes."""
+    """Spawned writers, started at one barrier, each appending ``count`` notes; their exit codes."""
     context = multiprocessing.get_context("spawn")
-    start = context.Barrier(4)
-    writers = [
+    start = context.Barrier(writers)
+    processes = [
         context.Process(target=_writer, args=((location, index, count, refusal_expected), options, start))
-        for index in range(4)
+        for index in range(writers)
     ]
-    for writer in writers:
-        writer.start()
-    for writer in writers:
-        writer.join(timeout=120)
-        if writer.exitcode is None:
-            writer.kill()
-            writer.join()
-    return [-1 if writer.exitcode is None else writer.exitcode for writer in writers]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=120)
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+    return [-1 if process.exitcode is None else process.exitcode for process in processes]
 
 
 def _writer(job: tuple[str, int, int, bool], options: dict[str, Any], start: Any) -> None:
