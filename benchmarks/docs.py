@@ -31,24 +31,20 @@ def headlines(rows: Sequence[Row]) -> str:
     """The README's figures, each a ratio beside its baseline in words (rows found by ``key``)."""
     by = {row.key: row for row in rows if row.key}
     lines = []
-    if home := by.get("s3-home"):
-        trips = home.details["round_trips"]
+    if (home := by.get("s3-home")) and (bundle := by.get("bundle-large")):
+        trips, zipped = home.details["round_trips"], bundle.details
         lines.append(
-            f"**An S3 home in one round trip**: {trips['compose_soul']:.2f} RT, {home.details['gets']} "
-            f"ranged GETs in flight together, against {trips['list+read']:.2f} RT for list-then-read "
-            f"and {trips['naive']:.2f} RT for an exists-then-read loop."
+            f"**An S3 home in one round trip**: {trips['compose_soul']:.2f} RT (wall time ÷ the latency "
+            f"of one request), {home.details['gets']} ranged GETs in flight together, against "
+            f"{trips['list+read']:.2f} RT for list-then-read and {trips['naive']:.2f} RT for an "
+            f"exists-then-read loop; a zip bundle with a {fmt_bytes(zipped['asset_bytes'])} asset in "
+            f"{bundle.round_trips:.2f} RT, fetching {fmt_bytes(zipped['fetched'])}, against "
+            f"{fmt_bytes(zipped['zipfs_fetched'])} through fsspec's `zip://`."
         )
     if (naive := by.get("local-naive")) and (plain := by.get("local-plain")):
         lines.append(
             f"**A local persona at {naive.ratio:.2f}× the CPU** of the naive exists-read-decode loop, "
             f"and {plain.ratio:.2f}× the plainest bounded loop (the floor)."
-        )
-    if bundle := by.get("bundle-large"):
-        figures = bundle.details
-        lines.append(
-            f"**A zip bundle on S3 with a {fmt_bytes(figures['asset_bytes'])} asset** in "
-            f"{bundle.round_trips:.2f} RT, fetching {fmt_bytes(figures['fetched'])}, against "
-            f"{fmt_bytes(figures['zipfs_fetched'])} through fsspec's `zip://`."
         )
     if (fleet := by.get("fleet")) and (cpu := by.get("obstore-cpu")):
         n = fleet.details["personas"]

@@ -39,15 +39,20 @@ def plot_headlines(rows: Sequence[Row], path: Path) -> bool:
         axes.text(max(ratio, 1.0, bound) * 1.04, y, f"{ratio:.2f}× (≤ {bound:g}×)", va="center")
     axes.barh([], [], color="#2e86c1", label="toolnexus")
     axes.vlines([], 0, 0, color="black", linewidth=2, label="target")
-    axes.set_yticks(range(len(targets)), [f"{row.target}: {row.measure}"[:60] for row in targets])
+    axes.set_yticks(range(len(targets)), [_label(row) for row in targets])
     axes.invert_yaxis()
-    axes.set_xlim(0, max(max(r.ratio or 0, r.bound or 0, 1.0) for r in targets) * 1.35)
-    axes.set_xlabel("× the baseline measured in the same run (lower is better)")
-    axes.legend(loc="lower right")
+    axes.set_xlim(0, max(max(r.ratio or 0, r.bound or 0, 1.0) for r in targets) * 1.4)
+    axes.set_xlabel("× the baseline measured in the same run (lower is better; red: missed)")
+    figure.legend(loc="outside upper center", ncols=3)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return True
+
+
+def _label(row: Row) -> str:
+    text = f"{row.target}: {row.measure.removesuffix(': billed input cost').removesuffix(', CPU')}"
+    return text if len(text) <= 52 else text[:51] + "…"
 
 
 def plot_scaling(curves: dict[str, Any], path: Path) -> bool:
