@@ -1,14 +1,15 @@
 """Put a run's figures into the documentation: ``python -m benchmarks.docs [RESULTS]``.
 
 From a run's directory (``benchmarks/results`` by default) it copies ``latest.json`` to
-``benchmarks/reference/`` and the PNGs to ``docs/img/``, then rewrites the README's headline
-figures and docs/performance.md's table between their ``<!-- benchmarks:… -->`` markers, so
-the documentation always quotes one run, unedited.
+``benchmarks/reference/`` and the PNGs to ``docs/img/``, then rewrites every block between
+``<!-- benchmarks:… -->`` markers in README.md and docs/ (the README's headline figures, the
+performance page's table, a group's rows elsewhere), so the documentation quotes one run, unedited.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -72,14 +73,27 @@ def provenance(document: dict[str, Any]) -> str:
     )
 
 
-def replace_between(text: str, name: str, body: str) -> str:
-    """Replace what lies between ``<!-- benchmarks:name -->`` and ``<!-- /benchmarks:name -->``."""
-    start, end = f"<!-- benchmarks:{name} -->", f"<!-- /benchmarks:{name} -->"
-    head, found, rest = text.partition(start)
-    _, closed, tail = rest.partition(end)
-    if not (found and closed):
-        raise ValueError(f"no {start} … {end} block")
-    return f"{head}{start}\n{body}\n{end}{tail}"
+_BLOCK = re.compile(r"(<!-- benchmarks:([\w: -]+?) -->\n)(.*?)(<!-- /benchmarks:\2 -->)", re.DOTALL)
+
+
+def fill(text: str, document: dict[str, Any], rows: Sequence[Row]) -> str:
+    """Rewrite every ``<!-- benchmarks:NAME -->`` … ``<!-- /benchmarks:NAME -->`` block: NAME is
+    ``headlines``, ``table`` (every row, and where they come from) or ``table:WHAT`` (the rows of
+    one group, e.g. ``table:budget``)."""
+
+    def body(match: re.Match[str]) -> str:
+        name = match[2]
+        if name == "headlines":
+            content = headlines(rows)
+        elif name == "table":
+            content = f"{table(rows)}\n\n{provenance(document)}"
+        elif name.startswith("table:"):
+            content = table([row for row in rows if row.target == name.removeprefix("table:")])
+        else:
+            raise ValueError(f"unknown block benchmarks:{name}")
+        return f"{match[1]}{content}\n{match[4]}"
+
+    return _BLOCK.sub(body, text)
 
 
 def update(results: Path, root: Path = ROOT) -> None:
@@ -93,11 +107,10 @@ def update(results: Path, root: Path = ROOT) -> None:
         if (results / name).exists():
             (root / "docs" / "img").mkdir(exist_ok=True)
             shutil.copyfile(results / name, root / "docs" / "img" / name)
-    readme, performance = root / "README.md", root / "docs" / "performance.md"
-    readme.write_text(replace_between(readme.read_text("utf-8"), "headlines", headlines(rows)), "utf-8")
-    page = performance.read_text("utf-8")
-    page = replace_between(page, "table", f"{table(rows)}\n\n{provenance(document)}")
-    performance.write_text(page, "utf-8")
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        text = page.read_text("utf-8")
+        if (filled := fill(text, document, rows)) != text:
+            page.write_text(filled, "utf-8")
 
 
 if __name__ == "__main__":
