@@ -58,7 +58,7 @@ def headlines(rows: Sequence[Row]) -> str:
         lines.append(
             f"**Prompt caching**: a cold 10-call Anthropic session at {cold.ratio:.2f}× the pricing "
             f"floor ({cold.details['of_uncached']:.3f}× the cost with caching off), the next session "
-            f"{warm.ratio:.2f}×."
+            f"{warm.ratio:.2f}× of that cost."
         )
     return "\n".join(f"- {line}" for line in lines)
 
