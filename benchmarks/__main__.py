@@ -191,14 +191,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.getLogger("toolnexus").setLevel(logging.ERROR)  # truncation warnings are expected here
     plan = QUICK if args.quick else FULL
-    started = time.perf_counter()
+    started, load = time.perf_counter(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="toolnexus-bench-") as scratch:
         rows, curves = run(plan, Path(scratch), args.only)
     seconds = time.perf_counter() - started
     command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])
     print(table(rows, args.quick))
     finished = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load_average = {"start": load, "end": os.getloadavg()[0]}  # 1-minute: others' jobs skew timings
     payload = {"command": command, "quick": args.quick, "seconds": seconds, "finished": finished}
+    payload["load_average"] = load_average
     write_json(args.out / "latest.json", {**payload, "scaling": curves}, rows)
     written = [args.out / "latest.json"]
     if plot_headlines(rows, args.out / "headlines.png"):

@@ -66,10 +66,16 @@ def headlines(rows: Sequence[Row]) -> str:
 def provenance(document: dict[str, Any]) -> str:
     machine = document["machine"]
     minutes, seconds = divmod(round(document["seconds"]), 60)
+    averages = document.get("load_average")
+    load = (
+        f", load average {averages['start']:.1f} at the start, {averages['end']:.1f} at the end"
+        if averages
+        else ""
+    )
     return (
         f"From `{document['command']}`, finished {document.get('finished', '?')} "
         f"({minutes} min {seconds} s), CPython {machine['python']} on {machine['platform']}, "
-        f"{machine['cpus']} CPUs: `benchmarks/reference/latest.json`."
+        f"{machine['cpus']} CPUs{load}: `benchmarks/reference/latest.json`."
     )
 
 
