@@ -1,7 +1,7 @@
 """``audit`` over a fleet — on moto in a process of its own, on a 2-worker LocalCluster, and a
 local folder against composing the same personas in a loop.
 
-The in-process audits run in child processes (:func:`measure`), one per fleet size, so that each
+The in-process audits run in child processes (:mod:`benchmarks.audit_child`), one per fleet size, so that each
 peak RSS is that audit's alone: a bounded audit holds the same memory for 500 personas as for
 2,000. Requests are counted by the proxy in front of moto, in a run of their own. The cluster
 audits the same prefix from this process; its lines must hash to the in-process run's.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -31,36 +30,8 @@ SMALL_FILES = {name: text_of(512, name.removesuffix(".md")) for name in BOOTSTRA
 RSS_LIMIT = 200 * MIB
 
 
-def measure(prefix: str, options_json: str) -> None:
-    """The child: audit ``prefix`` once, print elapsed, count, peak RSS and the lines' hash."""
-    options = json.loads(options_json)
-    digest = hashlib.sha256()
-    count = 0
-    start, start_cpu = time.perf_counter(), time.process_time()
-    for result in audit(prefix, storage_options=options):
-        digest.update(json.dumps(result.to_dict(), ensure_ascii=False).encode() + b"\n")
-        count += 1
-    elapsed, cpu = time.perf_counter() - start, time.process_time() - start_cpu  # all threads: fsspec's too
-    rss = _peak_rss()
-    figures = {"elapsed": elapsed, "cpu": cpu, "count": count, "rss": rss, "digest": digest.hexdigest()}
-    print(json.dumps(figures))
-
-
-def _peak_rss() -> int:
-    """This process's peak resident set, in bytes. ``VmHWM`` is this process image's own;
-    ``ru_maxrss`` is not: Linux carries it over ``fork`` and ``exec``, so a child started by a
-    large parent reports the parent's peak (a whole benchmark run's, 411 MiB, instead of the
-    audit's)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            line = next(line for line in status if line.startswith("VmHWM:"))
-        return int(line.split()[1]) * 1024  # kB
-    except (OSError, StopIteration):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-
-
 def _in_child(prefix: str, options: dict[str, Any]) -> dict[str, Any]:
-    code = f"from benchmarks.audit import measure; measure({prefix!r}, {json.dumps(options)!r})"
+    code = f"from benchmarks.audit_child import measure; measure({prefix!r}, {json.dumps(options)!r})"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     if done.returncode:
         sys.stderr.write(done.stderr)  # an unexpected error: shown whole
