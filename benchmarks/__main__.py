@@ -69,8 +69,8 @@ FULL = Plan(
     appends=25,
     writers=4,
 )
-#: Every row's plumbing, in well under a minute: smaller files and fleets, short latencies, one
-#: round where rounds are medians, no cluster. Its timings say little, so it never fails on them.
+#: Every row's plumbing in about a minute: smaller files and fleets, short latencies, one
+#: or two rounds where rounds are medians, no cluster. Its timings say little, so it never fails on them.
 QUICK = Plan(
     rounds=2,
     local_calls=30,
