@@ -167,7 +167,9 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
         step("cache: S3")
         rows += cache.target_cache_s3(s3, plan.rounds, plan.latency)
         step(f"fleet: {', '.join(map(str, plan.fleet_counts))} personas through s3fs")
-        rows += fleet.target_fleet(s3, plan.fleet_rounds, plan.fleet_latency, plan.fleet_counts)
+        rows += fleet.target_fleet(
+            s3, plan.fleet_rounds, plan.fleet_latency, plan.fleet_counts, quick=not plan.full
+        )
         rows += run_engines(plan, s3)
         rows += run_audit(plan, work, s3)
     step("scaling")

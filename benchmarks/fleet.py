@@ -31,7 +31,7 @@ def _fleet(n: int) -> tuple[list[str], list[str]]:
     return homes, paths
 
 
-def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int]) -> list[Row]:
+def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int], *, quick: bool = False) -> list[Row]:
     s3.put(
         {f"fleet/p{i:03d}/{name}": data for i in range(max(counts)) for name, data in typical_files().items()}
     )
@@ -71,7 +71,7 @@ def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int]) -> list
         #: moto serves every request in one interpreter, one at a time, and the first reaches it only
         #: after one injected latency: no client, however lean, finishes sooner than this.
         server_bound = 1 + moto / latency
-        memory = _memory_per_persona(s3, homes)
+        memory = _memory_per_persona(s3, homes, quick)
         headline = n == counts[0]
         rows.append(
             Row(
@@ -121,12 +121,13 @@ def target_fleet(s3: S3, rounds: int, latency: float, counts: list[int]) -> list
     return rows
 
 
-def _memory_per_persona(s3: S3, homes: list[str]) -> int:
+def _memory_per_persona(s3: S3, homes: list[str], quick: bool = False) -> int:
     """Python memory the client holds per persona while all its requests wait at the proxy.
 
     The proxy and moto run in processes of their own; test-support frames are left out anyway.
     A long latency (and patient timeouts) keep every request in flight while tracemalloc slows
-    the client down; 0 if they never were all in flight at once.
+    the client down; 0 if they never were all in flight at once. A quick run holds them for less
+    and traces one frame, not twelve (a smoke figure: test-support frames are then counted too).
     """
     config = {"max_pool_connections": 400, "connect_timeout": 60, "read_timeout": 120}
     options = s3.options(config_kwargs=config)
@@ -136,11 +137,11 @@ def _memory_per_persona(s3: S3, homes: list[str]) -> int:
 
     asyncio.run(gather())  # warm: session, connections
     proxy = s3.proxy
-    proxy.latency = 3.0
+    proxy.latency = 1.0 if quick else 3.0
     proxy.reset()
     taken: list[int] = []
     done = threading.Event()
-    tracemalloc.start(12)
+    tracemalloc.start(1 if quick else 12)
 
     def at_peak() -> None:
         while proxy.peak_in_flight < 7 * len(homes):
