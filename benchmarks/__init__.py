@@ -1,1 +1,1 @@
-"""toolnexus performance suite (issue 3): ``python -m benchmarks [--quick]`` from the repo root."""
+"""toolnexus performance suite: ``python -m benchmarks [--quick]`` from the repository root."""

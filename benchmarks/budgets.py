@@ -1,4 +1,4 @@
-"""Issue 19's figures: what a budget costs next to the unbudgeted composition of the same home."""
+"""What a budget costs next to the unbudgeted composition of the same home."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.harness import MIB, Row, fmt_time, interleaved_cpu, median_ratio
+from benchmarks.harness import MIB, Row, fmt_bytes, fmt_time, interleaved_cpu, median_ratio
 from benchmarks.personas import text_of, typical_files, write_home
 from toolnexus.agents import BOOTSTRAP_ORDER, Budget, compose_soul
 
@@ -37,13 +37,14 @@ def _row(
     wall_ratio = median_ratio(wall["budgeted"], wall["plain"])
     plain = statistics.median(cpu["plain"])
     return Row(
-        "19 budget",
+        "budget",
         target,
         fmt_time(statistics.median(cpu["budgeted"])),
         f"unbudgeted {fmt_time(plain)} (wall {wall_ratio:.2f}×)",
         ratio,
         limit="" if limit is None else f"≤ {limit}×",
-        ok=None if limit is None else ratio <= limit,
+        on_time=None if limit is None else ratio <= limit,
+        bound=limit,
         details={"soul_chars": len(soul), "rounds": rounds, "number": number},
     )
 
@@ -65,7 +66,7 @@ def targets(work: Path, rounds: int, local_calls: int, *, huge: int = 2 * MIB) -
             check=lambda soul: soul == plain_typical,
         ),
         _row(
-            f"7 × {huge // MIB} MiB persona to 60,000 chars, CPU",
+            f"7 × {fmt_bytes(huge)} persona to 60,000 chars, CPU",
             full,
             CHARS,
             rounds=rounds,
@@ -83,7 +84,7 @@ def targets(work: Path, rounds: int, local_calls: int, *, huge: int = 2 * MIB) -
             check=lambda soul: soul == plain_typical,
         ),
         _row(
-            f"7 × {huge // MIB} MiB persona to 15,000 tokens (tiktoken), CPU",
+            f"7 × {fmt_bytes(huge)} persona to 15,000 tokens (tiktoken), CPU",
             full,
             TOKENS,
             rounds=few,

@@ -1,4 +1,4 @@
-"""Issue 9's row: a persona of three S3 layers costs about one round trip, not three."""
+"""A persona of three S3 layers costs about one round trip, not three."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def target_layers(s3: S3, rounds: int, latency: float) -> Row:
         sequential.append(s3.observe(one_after_another, latency)[0] / latency)
     trips, baseline = statistics.median(layered), statistics.median(sequential)
     return Row(
-        "9 layers",
+        "layers",
         f"3 S3 layers, warm, {latency * 1000:.0f} ms/request",
         f"{trips:.2f} RT",
         f"one after another {baseline:.2f} RT",
@@ -45,5 +45,6 @@ def target_layers(s3: S3, rounds: int, latency: float) -> Row:
         f"{gets} GET ({total} requests)",
         round_trips=trips,
         limit="≤ 21 GET, ≤ 1.5 RT",
-        ok=trips <= 1.5 and gets == total <= 21,
+        ok=gets == total <= 21,
+        on_time=trips <= 1.5,
     )

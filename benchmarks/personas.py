@@ -9,7 +9,7 @@ from pathlib import Path
 
 from toolnexus.agents import BOOTSTRAP_ORDER
 
-#: The typical persona of target 1: six bootstrap files of about 3 KB (no MEMORY.md yet).
+#: The typical persona: six bootstrap files of about 3 KB (no MEMORY.md yet).
 TYPICAL_NAMES = BOOTSTRAP_ORDER[:6]
 TYPICAL_SIZE = 3 * 1024
 

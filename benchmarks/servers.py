@@ -8,7 +8,7 @@ moto is moto's S3 application alone, as everywhere in the tests (:mod:`tests.sup
 ranged GET reads only the range of bytes kept in memory (:func:`serve_moto`): stock moto copies the
 whole object out of a temporary file for every ranged GET (~55 ms for a 48 MiB bundle, a cost
 proportional to the object that S3 does not have). The server's CPU is reported beside the rows
-it affects (target 3 at 50 ms, target 4's "where the time goes").
+it affects (the "where the time goes" rows of the S3 home and the fleet).
 """
 
 from __future__ import annotations
