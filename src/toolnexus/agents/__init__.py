@@ -31,6 +31,7 @@ from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_d
 from toolnexus.runtime.loop import RunResult
 from toolnexus.runtime.session import Session, SyncSession
 from toolnexus.runtime.tools import Tool
+from toolnexus.skills import Skill, SkillSet, SkillTool, load_skills
 from toolnexus.soul.bundling import write_bundle
 from toolnexus.soul.cache import SoulCache
 from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
@@ -63,6 +64,9 @@ __all__ = [
     "PersonaAudit",
     "RunResult",
     "Session",
+    "Skill",
+    "SkillSet",
+    "SkillTool",
     "Soul",
     "SoulCache",
     "SoulReport",
@@ -79,6 +83,7 @@ __all__ = [
     "compose_soul_async",
     "dask_client",
     "inspect_soul",
+    "load_skills",
     "memory_tool",
     "read_bootstrap_file",
     "write_bundle",
