@@ -191,7 +191,8 @@ def test_lenient_validation_loads_with_warnings_and_skips_what_cannot_be_listed(
 def test_at_most_200_skills_a_root(tmp_path: Path) -> None:
     home = write(tmp_path / "aster", {f"skills/s{i:03d}/SKILL.md": skill_md(f"s{i:03d}") for i in range(205)})
     skills = load_skills(home)
-    assert len(skills) == 200 and skills.names[-1] == "s199"
+    assert len(skills) == 200
+    assert skills.names[-1] == "s199"
     assert skills.warnings == (f"{home}: 205 skills in skills; the first 200 by name are read, 5 ignored",)
 
 
@@ -208,7 +209,8 @@ def test_the_catalog_is_the_specification_s_escaped(tmp_path: Path) -> None:
     assert skills.prompt() == (
         "## Skills\n\nTo use a skill, call the `skill` tool with its name: it answers the skill's "
         "instructions and lists its files, which `skill` reads with `path`.\n\n<available_skills>\n"
-        "<skill>\n<name>pdf-processing</name>\n<description>Extract text &amp; tables from PDFs.</description>\n"
+        "<skill>\n<name>pdf-processing</name>\n"
+        "<description>Extract text &amp; tables from PDFs.</description>\n"
         f"<location>{tmp_path}/aster/skills/pdf-processing/SKILL.md</location>\n</skill>\n"
         "<skill>\n<name>review</name>\n<description>Review &lt;code&gt; for bugs.</description>\n"
         f"<location>{tmp_path}/aster/.agents/skills/review/SKILL.md</location>\n</skill>\n"
@@ -223,17 +225,22 @@ def test_the_catalog_is_bounded_descriptions_first(tmp_path: Path) -> None:
     skills = load_skills(write(tmp_path / "aster", files))
     assert skills.warnings == ()
     prompt = skills.prompt()
-    assert len(prompt) <= 18_000 and "<name>hidden</name>" not in prompt
-    assert prompt.count("<skill>") == 150 or "more skills are not listed" in prompt
-    assert "…</description>" in prompt
-    small = skills.prompt(max_skills=5, max_chars=100_000)
-    assert small.count("<skill>") == 5 and small.endswith(
-        "155 more skills are not listed; `skill` takes any name its input allows."
+    assert len(prompt) <= 18_000
+    assert "<name>hidden</name>" not in prompt
+    listed = prompt.count("<skill>")
+    assert 50 < listed < 150  # descriptions were cut to the shortest first, then skills left out
+    assert prompt.count("…</description>") == listed
+    assert prompt.endswith(
+        f"{160 - listed} more skills are not listed; `skill` takes any name its input allows."
     )
-    assert "word " * 150 in small.replace("word </description>", "word  </description>") or "…" not in small
+    small = skills.prompt(max_skills=5, max_chars=100_000)
+    assert small.count("<skill>") == 5
+    assert small.endswith("155 more skills are not listed; `skill` takes any name its input allows.")
+    assert "…" not in small  # room enough: whole descriptions
     assert skills.tool().input_schema["properties"]["name"]["enum"] == [f"s{i:03d}" for i in range(160)]
     tiny = skills.prompt(max_chars=2_000)
-    assert len(tiny) <= 2_000 and "more skills are not listed" in tiny
+    assert len(tiny) <= 2_000
+    assert "more skills are not listed" in tiny
 
 
 def test_activation_reads_the_body_and_lists_resources_once_a_session(tmp_path: Path) -> None:
@@ -253,7 +260,8 @@ def test_activation_reads_the_body_and_lists_resources_once_a_session(tmp_path: 
     assert skills.read("pdf-processing", "./references/FORMS.md") == "# Forms\n"
     for bad in ["../review/SKILL.md", "/etc/passwd", "scripts/../../x", "missing.txt"]:
         reply = skills.read("pdf-processing", bad)
-        assert reply.is_error and reply.startswith("error:"), bad
+        assert reply.is_error, bad
+        assert reply.startswith("error:"), bad
     assert skills.activate("nope").is_error
     assert tool.openai_tool()["function"]["parameters"]["required"] == ["name"]
     assert tool.anthropic_tool()["name"] == "skill"
@@ -274,15 +282,18 @@ def test_activation_is_bounded_and_executes_nothing(tmp_path: Path) -> None:
     (home / "skills/big/linked").symlink_to(tmp_path / "outside")
     skills = load_skills(home)
     reply = skills.activate("big")
-    assert reply.count("b") >= 255_000 and "[SKILL.md cut at 256000 bytes]" in reply
-    assert "escape.md" not in reply and "linked" not in reply
+    assert reply.count("b") >= 255_000
+    assert "[SKILL.md cut at 256000 bytes]" in reply
+    assert "escape.md" not in reply
+    assert "linked" not in reply
     assert skills.read("big", "escape.md").is_error
     assert (
         skills.read("big", "blob.bin")
         == "error: blob.bin is a binary file (200 bytes); it cannot be shown as text"
     )
     assert skills.read("big", "huge.txt").startswith("error: huge.txt is ")
-    assert skills.read("big", "run.sh") == "touch pwned\n" and not (Path.cwd() / "pwned").exists()
+    assert skills.read("big", "run.sh") == "touch pwned\n"
+    assert not (Path.cwd() / "pwned").exists()
 
 
 def test_activation_through_a_zip_bundle(tmp_path: Path) -> None:
