@@ -340,3 +340,67 @@ def test_the_validator_agrees_with_skills_ref(tmp_path: Path) -> None:
         clean = len(ours) == 1 and not ours.warnings
         theirs = skills_ref.validate(folder)
         assert clean == (not theirs), (name, description, extra, ours.warnings, theirs)
+
+
+def test_a_bundle_carries_the_skills_and_reads_as_its_home(tmp_path: Path) -> None:
+    from toolnexus.agents import compose_soul, write_bundle  # noqa: PLC0415
+
+    home = write(tmp_path / "aster", HOME)
+    for out in ("aster.zip", "aster.tar.gz"):
+        write_bundle(home, tmp_path / out)
+        first = (tmp_path / out).read_bytes()
+        write_bundle(home, tmp_path / out, force=True)
+        assert (tmp_path / out).read_bytes() == first  # byte-reproducible
+        bundled = load_skills(tmp_path / out)
+        assert catalog_without_locations(bundled) == catalog_without_locations(load_skills(home))
+        assert bundled.read("pdf-processing", "scripts/extract.py") == "print('text')\n"
+        assert compose_soul(tmp_path / out) == compose_soul(home)
+    only_skills = write(tmp_path / "bare", {"skills/a/SKILL.md": skill_md("a")})
+    write_bundle(only_skills, tmp_path / "bare.zip")
+    assert load_skills(tmp_path / "bare.zip").names == ["a"]
+
+
+def test_an_agent_is_told_its_skills_and_loads_one_once_a_session(tmp_path: Path) -> None:
+    from toolnexus.agents import ModelReply, ToolCall, agent_from_dir  # noqa: PLC0415
+
+    home = write(tmp_path / "aster", HOME)
+    seen: list[tuple[str, list[str], list[str]]] = []
+
+    async def model(system: Any, messages: Any, tools: Any) -> ModelReply:
+        seen.append((system, [tool.name for tool in tools], [m.text for m in messages]))
+        if len(messages) < 5:
+            return ModelReply("", (ToolCall(f"c{len(messages)}", "skill", {"name": "pdf-processing"}),))
+        return ModelReply("done")
+
+    agent = agent_from_dir(home, model=model, memory=False)
+    assert agent.run_sync("Extract the PDF").text == "done"
+    system, tools, texts = seen[-1]
+    assert system == f"## SOUL.md\n\nYou are Aster.\n\n{load_skills(home).prompt()}"
+    assert system.parts[-1] == (f"\n\n{load_skills(home).prompt()}", False)
+    assert system.stable == "## SOUL.md\n\nYou are Aster."  # the soul's cached prefix is untouched
+    assert tools == ["skill"]
+    assert "Do the thing." in texts[2]
+    assert "Already loaded" in texts[4]
+    seen.clear()
+    agent_from_dir(home, model=model, memory=False, skills=["review"]).run_sync("x")
+    assert "<name>review</name>" in seen[0][0]
+    assert "pdf-processing" not in seen[0][0]
+    seen.clear()
+    agent_from_dir(home, model=model, memory=False, skills=False).run_sync("x")
+    assert seen[0][:2] == ("## SOUL.md\n\nYou are Aster.", [])
+
+
+def test_a_heartbeat_sees_no_skills(tmp_path: Path) -> None:
+    from toolnexus.agents import agent_from_dir  # noqa: PLC0415
+
+    home = write(tmp_path / "aster", {**HOME, "HEARTBEAT.md": b"Check the inbox."})
+    seen: list[tuple[str, list[str]]] = []
+
+    async def model(system: Any, messages: Any, tools: Any) -> str:
+        seen.append((system, [tool.name for tool in tools]))
+        return "HEARTBEAT_OK"
+
+    agent = agent_from_dir(home, model=model, memory=False)
+    for light in (False, True):
+        assert agent.heartbeat_sync(light=light) is None
+    assert all("<available_skills>" not in system and tools == [] for system, tools in seen)

@@ -211,9 +211,12 @@ class SkillTool:
     def anthropic_tool(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
-    def tool(self, /, name: str, path: str | None = None) -> ToolReply:
+    def tool(self, /, **arguments: Any) -> ToolReply:
+        name, path = arguments.get("name"), arguments.get("path")
+        if not isinstance(name, str):
+            return ToolReply("error: pass the skill's name", is_error=True)
         if path:
-            return self.skills.read(name, path)
+            return self.skills.read(name, str(path))
         if name in self.loaded:
             return ToolReply(f'<skill_content name="{escape(name)}">\n{ALREADY_LOADED}\n</skill_content>')
         reply = self.skills.activate(name)
@@ -221,8 +224,8 @@ class SkillTool:
             self.loaded.add(name)
         return reply
 
-    async def acall(self, /, name: str, path: str | None = None) -> ToolReply:
-        return await asyncio.to_thread(self.tool, name, path)
+    async def acall(self, /, **arguments: Any) -> ToolReply:
+        return await asyncio.to_thread(lambda: self.tool(**arguments))
 
     def __repr__(self) -> str:
         return f"SkillTool({self.skills.names!r})"

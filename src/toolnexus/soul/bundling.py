@@ -12,8 +12,9 @@ zip; see :mod:`toolnexus.soul.archives`), its members flat at the root in :data:
 with fixed timestamps, owners, permissions and compression — so it depends on nothing but the
 files' names and bytes (not their mtimes, the listing order or the home's name).
 
-The home's topic files (its ``memory/`` folder, read on demand by the memory tool) follow, sorted
-by path, so a bundle carries its notes; they are no part of the soul, which stays the same.
+The home's topic files (its ``memory/`` folder, read on demand by the memory tool) and its skills
+(``skills/``, ``.agents/skills/``) follow, sorted by path, so a bundle carries its notes and skills;
+they are no part of the soul, which stays the same.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ MAX_BUNDLE_MEMBER_BYTES = 64 * 1024 * 1024
 
 #: The home's folder of topic files, bundled after the bootstrap files.
 NOTES_FOLDER = "memory"
+#: Folders copied whole after the bootstrap files: the notes and the Agent Skills (docs/skills.md).
+CARRIED_FOLDERS = (NOTES_FOLDER, "skills", ".agents/skills")
 
 
 def bundle_bytes(files: Mapping[str, bytes], format: str = "zip") -> bytes:
@@ -58,9 +61,9 @@ def _read_home(
     options = storage_options
     source = resolve(home, storage_options=options, fs=fs, follow_external_symlinks=follow, engine=engine)
     reading = read_entries(source, BOOTSTRAP_ORDER, MAX_BUNDLE_MEMBER_BYTES)
-    notes = read_folder(source, NOTES_FOLDER, MAX_BUNDLE_MEMBER_BYTES)
+    folders = [read_folder(source, folder, MAX_BUNDLE_MEMBER_BYTES).entries for folder in CARRIED_FOLDERS]
     files: dict[str, bytes] = {}
-    for name, entry in [*reading.entries.items(), *notes.entries.items()]:
+    for name, entry in [*reading.entries.items(), *(item for folder in folders for item in folder.items())]:
         if entry.data is None:
             continue  # not a regular file: compose skips it, so the bundle does too
         if len(entry.data) > MAX_BUNDLE_MEMBER_BYTES:
