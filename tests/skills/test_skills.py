@@ -404,3 +404,72 @@ def test_a_heartbeat_sees_no_skills(tmp_path: Path) -> None:
     for light in (False, True):
         assert agent.heartbeat_sync(light=light) is None
     assert all("<available_skills>" not in system and tools == [] for system, tools in seen)
+
+
+def publish(root: Path, entries: list[tuple[str, str, bytes, str]], schema: str | None = None) -> None:
+    """A well-known index under ``root``: ``(name, type, artifact bytes, url)`` each, digests true."""
+    import hashlib  # noqa: PLC0415
+    import json  # noqa: PLC0415
+
+    folder = root / ".well-known" / "agent-skills"
+    skills = []
+    for name, kind, data, url in entries:
+        write(root if url.startswith("/") else folder, {url.lstrip("/"): data})
+        digest = f"sha256:{hashlib.sha256(data).hexdigest()}"
+        skills.append({"name": name, "type": kind, "description": "d", "url": url, "digest": digest})
+    index = {
+        "$schema": schema or "https://schemas.agentskills.io/discovery/0.2.0/schema.json",
+        "skills": skills,
+    }
+    write(folder, {"index.json": json.dumps(index).encode()})
+
+
+def test_well_known_skills_are_verified_and_archives_read_in_place(tmp_path: Path) -> None:
+    from tests.support.http import serving  # noqa: PLC0415
+
+    site = tmp_path / "site"
+    archive_files = {"SKILL.md": skill_md("deploy"), "scripts/deploy.sh": b"echo deploy\n"}
+    publish(
+        site,
+        [
+            ("code-review", "skill-md", skill_md("code-review"), "code-review/SKILL.md"),
+            ("deploy", "archive", tar_bytes(archive_files, "", "w:gz"), "deploy.tar.gz"),
+            (
+                "zipped",
+                "archive",
+                zip_bytes({"SKILL.md": skill_md("zipped"), "a.md": b"A"}),
+                "/.well-known/agent-skills/z.zip",
+            ),
+            ("tampered", "skill-md", skill_md("tampered"), "tampered/SKILL.md"),
+            ("odd", "plugin", b"x", "odd.bin"),
+        ],
+    )
+    (site / ".well-known/agent-skills/tampered/SKILL.md").write_bytes(skill_md("tampered", "Evil."))
+    home = write(tmp_path / "aster", {"SOUL.md": SOUL, "skills/deploy/SKILL.md": skill_md("deploy", "Mine.")})
+    with serving(site) as server:
+        skills = load_skills(home, extra=[server.url])
+        assert [(s.name, s.description) for s in skills] == [
+            ("code-review", "Use code-review when asked."),
+            ("deploy", "Mine."),
+            ("zipped", "Use zipped when asked."),
+        ]
+        assert (
+            skills.get("code-review").location
+            == f"{server.url}/.well-known/agent-skills/code-review/SKILL.md"
+        )
+        assert skills.get("code-review").origin == server.url
+        assert any("tampered/SKILL.md: skipped: its sha256 does not match" in w for w in skills.warnings)
+        assert any("odd.bin: skipped: unknown type 'plugin'" in w for w in skills.warnings)
+        assert skills.read("zipped", "a.md") == "A"
+        shared = load_skills(site, extra=[server.url])
+        assert shared.read("deploy", "scripts/deploy.sh") == "echo deploy\n"
+        assert "scripts/deploy.sh (12 bytes)" in shared.activate("deploy")
+    publish(tmp_path / "other", [], schema="https://example.com/9.9/schema.json")
+    with serving(tmp_path / "other") as server:
+        skills = load_skills(home, extra=[server.url])
+        assert skills.names == ["deploy"]
+        assert skills.warnings == (
+            f"{server.url}/.well-known/agent-skills/index.json: unknown $schema "
+            "'https://example.com/9.9/schema.json' "
+            "(known: https://schemas.agentskills.io/discovery/0.2.0/schema.json); the index is not used",
+        )

@@ -15,6 +15,7 @@ from typing import Any
 
 from toolnexus.skills.catalog import MAX_RESOURCE_BYTES, MAX_SKILL_MD_BYTES, SkillSet, SkillTool
 from toolnexus.skills.discovery import HOME_FOLDERS, MAX_SKILLS_PER_ROOT, Skill, discover
+from toolnexus.skills.wellknown import well_known_skills
 from toolnexus.sources import DEFAULT_ENGINE
 
 __all__ = [
@@ -42,5 +43,7 @@ def load_skills(
     folder, prefix or bundle whose children are skills, or an ``https://`` origin publishing
     ``/.well-known/agent-skills/index.json``. Problems are ``warnings``, never errors: a skill
     that cannot be listed is skipped; only a home that cannot be read at all raises."""
-    skills, warnings = discover(location, tuple(extra), storage_options, fs, engine=engine)
+    skills, warnings = discover(
+        location, tuple(extra), storage_options, fs, engine=engine, fetch=well_known_skills
+    )
     return SkillSet(tuple(skills), tuple(warnings))
