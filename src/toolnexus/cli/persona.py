@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from toolnexus.agents import SoulReport, compose_soul, inspect_soul
+from toolnexus.agents import SkillSet, SoulReport, compose_soul, inspect_soul, load_skills
 from toolnexus.cli._support import (
     EXIT_ERROR,
     Subparsers,
@@ -24,6 +24,7 @@ from toolnexus.cli._support import (
     warn,
 )
 from toolnexus.cli._wording import for_people
+from toolnexus.cli.skills import skill_rows
 from toolnexus.cli.table import format_table
 
 __all__ = ["LOCATION_HELP", "home", "register"]
@@ -80,6 +81,16 @@ def _inspect(args: argparse.Namespace) -> int:
         emit_json(_report_json(report))
     else:
         emit(format_table(report))
+        try:
+            skills = load_skills(
+                home(args.location), storage_options=args.storage_options, engine=args.engine
+            )
+        except (OSError, ValueError):
+            skills = SkillSet()  # the table has said what cannot be read
+        if len(skills):
+            emit(f"\nskills ({len(skills)}):\n{skill_rows(skills)}")
+        for message in skills.warnings:
+            warn(message)
     failed = [file for file in report.files if file.status == "error"]
     for file in failed:
         print(f"toolnexus: error: {for_people(file.reason or file.name)}", file=sys.stderr)
