@@ -47,3 +47,14 @@ def test_inspect_lists_the_skills_under_its_table(tmp_path: Path) -> None:
         f"odd   warning  {home}/skills/odd/SKILL.md\n"
     )
     assert "unknown field colour" in result.stderr
+
+
+def test_check_reports_skill_warnings_and_fails_on_them_when_strict(tmp_path: Path) -> None:
+    home = home_with_skills(tmp_path)
+    result = run("check", str(home))
+    assert (result.returncode, result.stdout) == (0, "SOUL.md\n")
+    assert result.stderr == f"toolnexus: warning: {home}/skills/odd/SKILL.md: unknown field colour\n"
+    assert run("check", str(home), "--strict").returncode == 1
+    assert run("check", str(home), "--strict", "-q").stderr == ""
+    (home / "skills" / "odd" / "SKILL.md").write_text(SKILL.format(name="odd", extra=""))
+    assert run("check", str(home), "--strict").returncode == 0

@@ -107,7 +107,12 @@ def _check(args: argparse.Namespace) -> int:
         return 1
     if not (args.quiet or args.json):
         emit("".join(f"{name}\n" for name in report.found))
-    return 0
+    warnings = load_skills(
+        home(args.location), storage_options=args.storage_options, engine=args.engine
+    ).warnings
+    for message in () if args.quiet else warnings:
+        warn(message)
+    return 1 if args.strict and warnings else 0
 
 
 def _locations(parser: argparse.ArgumentParser) -> None:
@@ -138,3 +143,4 @@ def register(subparsers: Subparsers) -> None:
     output.add_argument(
         "--json", action="store_true", help='print {"location": …, "found": […]} (exit status as without)'
     )
+    check.add_argument("--strict", action="store_true", help="exit 1 when a skill has a warning")
