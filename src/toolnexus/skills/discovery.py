@@ -9,8 +9,10 @@ whatever :func:`toolnexus.sources.resolve` makes of them.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,16 +164,21 @@ def discover(
     top layer first, then lower layers, then each ``extra`` root in order), and the warnings."""
     options = storage_options if is_url(location) or not extra else None  # the extras' options
     source = resolve(location, storage_options=options, fs=fs, engine=engine)
-    groups: list[tuple[list[Skill], list[str]]] = []
-    for layer in reversed(_home_roots(source)):
-        for folder in HOME_FOLDERS:
-            groups.append(_in_folder(layer, folder, layer.location))
+    reads: list[Callable[[], tuple[list[Skill], list[str]]]] = [
+        functools.partial(_in_folder, layer, folder, layer.location)
+        for layer in reversed(_home_roots(source))
+        for folder in HOME_FOLDERS
+    ]
     for root in extra:
         if isinstance(root, str) and root.startswith(("https://", "http://")) and "::" not in root and fetch:
-            groups.append(fetch(root))
+            reads.append(functools.partial(fetch, root))
             continue
         shared, folder = _shared_root(root, storage_options, fs, engine)
-        groups.append(_in_folder(shared, folder, f"{shared.location.rstrip('/')}/{folder}".rstrip("/")))
+        origin = f"{shared.location.rstrip('/')}/{folder}".rstrip("/")
+        reads.append(functools.partial(_in_folder, shared, folder, origin))
+    # Every root at once (a listing each on object stores), so remote roots cost about one wait.
+    with ThreadPoolExecutor(min(len(reads), 8), thread_name_prefix="toolnexus-skills") as pool:
+        groups = list(pool.map(lambda read: read(), reads))
     return _first_wins(groups)
 
 
