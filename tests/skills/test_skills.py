@@ -473,3 +473,24 @@ def test_well_known_skills_are_verified_and_archives_read_in_place(tmp_path: Pat
             "'https://example.com/9.9/schema.json' "
             "(known: https://schemas.agentskills.io/discovery/0.2.0/schema.json); the index is not used",
         )
+
+
+def test_anthropic_s_breakpoints_cover_the_soul_s_stable_part_and_the_catalog(tmp_path: Path) -> None:
+    from toolnexus.agents import agent_from_dir  # noqa: PLC0415
+    from toolnexus.models.anthropic import system_blocks  # noqa: PLC0415
+
+    home = write(tmp_path / "aster", {**HOME, "MEMORY.md": b"- a note"})
+
+    async def model(system: Any, messages: Any, tools: Any) -> str:
+        return "ok"
+
+    session = agent_from_dir(home, model=model, memory=False).session()
+    with session as chat:
+        blocks = system_blocks(chat.soul, {"type": "ephemeral"})
+    catalog = load_skills(home).prompt()
+    assert [block["text"] for block in blocks] == [
+        "## SOUL.md\n\nYou are Aster.",
+        "\n\n## MEMORY.md\n\n- a note",
+        f"\n\n{catalog}",
+    ]
+    assert ["cache_control" in block for block in blocks] == [True, False, True]
