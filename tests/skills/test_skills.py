@@ -494,3 +494,24 @@ def test_anthropic_s_breakpoints_cover_the_soul_s_stable_part_and_the_catalog(tm
         f"\n\n{catalog}",
     ]
     assert ["cache_control" in block for block in blocks] == [True, False, True]
+
+
+def test_a_folder_that_cannot_be_read_is_a_warning_and_a_missing_home_an_error(tmp_path: Path) -> None:
+    home = write(tmp_path / "aster", {"SOUL.md": SOUL, "elsewhere/a/SKILL.md": skill_md("a")})
+    (home / "skills").symlink_to(home / "elsewhere")
+    skills = load_skills(home)
+    assert skills.names == []
+    assert skills.warnings[0].startswith(f"{home}: skills not read (")
+    with pytest.raises(FileNotFoundError, match="no such persona home"):
+        load_skills(tmp_path / "nobody")
+
+
+def test_a_skill_removed_after_listing_answers_an_error(tmp_path: Path) -> None:
+    import shutil  # noqa: PLC0415
+
+    home = write(tmp_path / "aster", HOME)
+    skills = load_skills(home)
+    shutil.rmtree(home)
+    reply = skills.activate("pdf-processing")
+    assert reply.is_error
+    assert reply.startswith("error: the skill 'pdf-processing' cannot be read now (")

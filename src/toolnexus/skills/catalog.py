@@ -6,7 +6,7 @@ schema, callable). Nothing is ever executed: scripts are listed and readable, ne
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -112,7 +112,9 @@ class SkillSet(Sequence[Skill]):
         skill = self._invocable(name)
         if isinstance(skill, ToolReply):
             return skill
-        files = skill.files(MAX_RESOURCE_BYTES)
+        files = _files(skill)
+        if isinstance(files, ToolReply):
+            return files
         data, size = files.get("SKILL.md", (b"", 0))
         text = data[:MAX_SKILL_MD_BYTES].decode("utf-8", errors="replace")
         split = split_frontmatter(text)
@@ -140,7 +142,9 @@ class SkillSet(Sequence[Skill]):
             return ToolReply(
                 f"error: {path!r} is not a path inside the skill (no '..', no absolute paths)", is_error=True
             )
-        files = skill.files(MAX_RESOURCE_BYTES)
+        files = _files(skill)
+        if isinstance(files, ToolReply):
+            return files
         clean = clean.removeprefix("./")
         if clean not in files:
             return ToolReply(f"error: the skill {name!r} has no file {clean!r}", is_error=True)
@@ -170,6 +174,14 @@ class SkillSet(Sequence[Skill]):
     def tool(self) -> SkillTool:
         """The ``skill`` tool for one session (it remembers which skills that session loaded)."""
         return SkillTool(self)
+
+
+def _files(skill: Skill) -> Mapping[str, tuple[bytes, int | None]] | ToolReply:
+    """The skill's files as its home holds them now, or the error as the tool's answer."""
+    try:
+        return skill.files(MAX_RESOURCE_BYTES)
+    except Exception as error:  # the home changed or went away since the catalog was made
+        return ToolReply(f"error: the skill {skill.name!r} cannot be read now ({error})", is_error=True)
 
 
 def _size(size: int | None) -> str:

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolnexus.errors import BootstrapError
 from toolnexus.skills.frontmatter import MAX_FRONTMATTER_BYTES, parse_skill_md
 from toolnexus.sources import (
     DEFAULT_ENGINE,
@@ -83,7 +84,12 @@ def skill_from(
 
 def _in_folder(source: BootstrapSource, folder: str, origin: str) -> tuple[list[Skill], list[str]]:
     """The skills ``<folder>/<name>/SKILL.md`` of one source (``folder=""``: its root)."""
-    reading: Reading = read_folder(source, folder, MAX_FRONTMATTER_BYTES)
+    try:
+        reading: Reading = read_folder(source, folder, MAX_FRONTMATTER_BYTES)
+    except FileNotFoundError:
+        raise  # no such home: the caller's mistake, as for compose_soul
+    except (OSError, BootstrapError) as error:  # a folder that is a symlink, a denied listing
+        return [], [f"{origin}: {folder or 'the root'} not read ({error})"]
     base = f"{folder}/" if folder else ""
     heads = {}
     for path, entry in reading.entries.items():
