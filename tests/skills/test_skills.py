@@ -10,6 +10,8 @@ from typing import Any
 
 import fsspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.files import tar_bytes, zip_bytes
 from toolnexus.agents import SkillSet, load_skills
@@ -515,3 +517,38 @@ def test_a_skill_removed_after_listing_answers_an_error(tmp_path: Path) -> None:
     reply = skills.activate("pdf-processing")
     assert reply.is_error
     assert reply.startswith("error: the skill 'pdf-processing' cannot be read now (")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    descriptions=st.lists(st.text("ab <&", min_size=1, max_size=300), max_size=40),
+    max_chars=st.integers(400, 6_000),
+    max_skills=st.integers(1, 50),
+)
+def test_the_catalog_fits_its_bounds_and_shortens_before_leaving_out(
+    descriptions: list[str], max_chars: int, max_skills: int
+) -> None:
+    from toolnexus.agents import Skill  # noqa: PLC0415
+
+    skills = SkillSet(
+        tuple(Skill(f"s{i:02d}", d, f"/h/s{i:02d}/SKILL.md", "/h") for i, d in enumerate(descriptions))
+    )
+    prompt = skills.prompt(max_chars=max_chars, max_skills=max_skills)
+    if not descriptions:
+        assert prompt == ""
+        return
+    assert len(prompt) <= max_chars
+    listed = prompt.count("<skill>")
+    assert listed <= max_skills
+    assert [f"<name>s{i:02d}</name>" in prompt for i in range(len(descriptions))] == [
+        i < listed for i in range(len(descriptions))
+    ]  # the first by name are kept
+    if listed < min(len(descriptions), max_skills):  # left out: one more would not fit, even cut
+        one_more = [
+            Skill(f"s{i:02d}", d if len(d) <= 40 else d[:39].rstrip() + "…", f"/h/s{i:02d}/SKILL.md", "/h")
+            for i, d in enumerate(descriptions[: listed + 1])
+        ]
+        rest = len(descriptions) - listed - 1
+        more = f"\n{rest} more skill{'s are' if rest > 1 else ' is'} not listed; "
+        more += "`skill` takes any name its input allows."
+        assert len(SkillSet(tuple(one_more)).prompt(max_chars=10**9)) + (len(more) if rest else 0) > max_chars

@@ -82,19 +82,25 @@ class SkillSet(Sequence[Skill]):
         listed = [skill for skill in self.skills if not skill.disable_model_invocation]
         if not listed:
             return ""
-        for keep in range(min(len(listed), max_skills), 0, -1):
-            high = max(MIN_DESCRIPTION, *(len(skill.description) for skill in listed[:keep]))
-            low, best = MIN_DESCRIPTION, None
-            while low <= high:  # the longest description cap that fits, by bisection
-                cap = (low + high) // 2
-                text = self._render(listed[:keep], cap, len(listed) - keep)
-                if len(text) <= max_chars:
-                    best, low = text, cap + 1
-                else:
-                    high = cap - 1
-            if best is not None:
-                return best
-        return self._render([], 0, len(listed))
+
+        def fitting(keep: int, cap: int) -> str | None:
+            text = self._render(listed[:keep], cap, len(listed) - keep)
+            return text if len(text) <= max_chars else None
+
+        keep = min(len(listed), max_skills)
+        if fitting(keep, MIN_DESCRIPTION) is None:  # the most skills that fit at the shortest
+            low, high = 0, keep - 1
+            while low < high:
+                middle = (low + high + 1) // 2
+                low, high = (middle, high) if fitting(middle, MIN_DESCRIPTION) else (low, middle - 1)
+            keep = low
+        best = fitting(keep, MIN_DESCRIPTION) or self._render([], 0, len(listed))
+        low, high = MIN_DESCRIPTION + 1, max((len(skill.description) for skill in listed[:keep]), default=0)
+        while low <= high:  # then the longest description cap that still fits
+            cap = (low + high) // 2
+            text = fitting(keep, cap)
+            best, low, high = (text, cap + 1, high) if text else (best, low, cap - 1)
+        return best
 
     def _render(self, skills: Sequence[Skill], cap: int, left_out: int) -> str:
         body = "".join(_entry(skill, _shorten(skill.description, cap)) for skill in skills)
