@@ -63,13 +63,6 @@ class SkillSet(Sequence[Skill]):
         """Every skill the model may activate (``disable-model-invocation`` ones are not)."""
         return [skill.name for skill in self.skills if not skill.disable_model_invocation]
 
-    def only(self, names: Sequence[str]) -> SkillSet:
-        """The skills named (an unknown name is a :class:`ValueError`)."""
-        unknown = sorted(set(names) - {skill.name for skill in self.skills})
-        if unknown:
-            raise ValueError(f"no skill named {', '.join(map(repr, unknown))}")
-        return SkillSet(tuple(skill for skill in self.skills if skill.name in names), self.warnings)
-
     def get(self, name: str) -> Skill:
         for skill in self.skills:
             if skill.name == name:
