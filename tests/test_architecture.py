@@ -11,9 +11,9 @@ also runs its package's ``__init__``, but that is the package's business, not an
 it and imports the public API from it, a client of the library like any other.
 
 The layers, low to high; a module may import its own layer and the layers below, never above:
-``_aio``/``_fs``/``_object_store``/``_tokens``/``_reply``/``_slots``/``errors`` < ``composer`` < ``stores`` <
-``sources`` < ``soul`` < ``memory`` < ``fleet`` < ``runtime`` < ``models`` < ``agents`` (the public
-surface, re-exports only) < ``cli``.
+``_aio``/``_fs``/``_object_store``/``_tokens``/``_reply``/``_slots``/``errors`` < ``composer`` <
+``stores`` < ``sources`` < ``soul`` < ``skills`` < ``memory`` < ``fleet`` < ``runtime`` < ``models`` <
+``agents`` (the public surface, re-exports only) < ``cli``.
 ``toolnexus/__init__.py`` holds only the version (lowest); ``__main__`` runs the command (with cli).
 """
 
@@ -39,6 +39,7 @@ LAYERS = [
     ("toolnexus.stores",),
     ("toolnexus.sources",),
     ("toolnexus.soul",),
+    ("toolnexus.skills",),
     ("toolnexus.memory",),
     ("toolnexus.fleet",),
     ("toolnexus.runtime",),

@@ -28,7 +28,19 @@ ENV = {**os.environ, "PATH": f"{TOOLNEXUS.parent}{os.pathsep}{os.environ['PATH']
 FLAG = re.compile(r"(?<![\w-])(--[a-z][\w-]*|-[a-zA-Z])\b")
 
 
-COMMANDS = ("soul", "inspect", "check", "bundle", "memory", "ask", "chat", "audit", "help", "completion")
+COMMANDS = (
+    "soul",
+    "inspect",
+    "check",
+    "bundle",
+    "memory",
+    "ask",
+    "chat",
+    "audit",
+    "skills",
+    "help",
+    "completion",
+)
 
 
 def commands() -> list[str]:
@@ -52,7 +64,8 @@ def test_the_page_lists_every_command_of_the_help() -> None:
 
 
 @pytest.mark.parametrize(
-    "commands", [("soul",), ("inspect",), ("check",), ("bundle",), ("memory",), ("ask", "chat"), ("audit",)]
+    "commands",
+    [("soul",), ("inspect",), ("check",), ("bundle",), ("memory",), ("ask", "chat"), ("audit",), ("skills",)],
 )
 def test_each_section_names_exactly_its_commands_flags(commands: tuple[str, ...]) -> None:
     flags = set().union(*(help_flags(command) for command in commands)) - {"-h", "--help"}

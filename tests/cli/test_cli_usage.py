@@ -19,7 +19,19 @@ from tests.support.cli import EXAMPLE, TOOLNEXUS, help_flags, run, run_installed
 from toolnexus import __version__
 from toolnexus.agents import BOOTSTRAP_ORDER
 
-COMMANDS = ("soul", "inspect", "check", "bundle", "memory", "ask", "chat", "audit", "help", "completion")
+COMMANDS = (
+    "soul",
+    "inspect",
+    "check",
+    "bundle",
+    "memory",
+    "ask",
+    "chat",
+    "audit",
+    "skills",
+    "help",
+    "completion",
+)
 ENV = {**os.environ, "PATH": f"{TOOLNEXUS.parent}{os.pathsep}{os.environ['PATH']}"}
 
 

@@ -70,7 +70,7 @@ def test_contributing_shows_the_same_one_file_backend() -> None:
     assert "class KVStore(CompareAndSwapStore)" in code
 
 
-@pytest.mark.parametrize("layer", ["soul", "memory", "fleet", "runtime", "models", "cli"])
+@pytest.mark.parametrize("layer", ["soul", "skills", "memory", "fleet", "runtime", "models", "cli"])
 def test_no_layer_above_the_sources_knows_a_backend(layer: str) -> None:
     """They import the sources package's surface, never a module of it or a backend's source class
     (``SourceBase`` itself is the interface every resolved source has): which backend a home is

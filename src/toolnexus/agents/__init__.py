@@ -23,6 +23,7 @@ from toolnexus.models.openai import OpenAIChatModel, openai_tool
 from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
 from toolnexus.runtime.loop import RunResult, Session, SyncSession
 from toolnexus.runtime.messages import ModelError, ModelReply, Tool, ToolCall, Usage
+from toolnexus.skills import Skill, SkillSet, SkillTool, load_skills
 from toolnexus.soul.bundling import write_bundle
 from toolnexus.soul.cache import SoulCache
 from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
@@ -55,6 +56,9 @@ __all__ = [
     "PersonaAudit",
     "RunResult",
     "Session",
+    "Skill",
+    "SkillSet",
+    "SkillTool",
     "Soul",
     "SoulCache",
     "SoulReport",
@@ -72,6 +76,7 @@ __all__ = [
     "compose_soul_async",
     "dask_client",
     "inspect_soul",
+    "load_skills",
     "memory_tool",
     "openai_tool",
     "read_bootstrap_file",

@@ -20,6 +20,7 @@ from toolnexus.cli import bundle as bundle_cli
 from toolnexus.cli import memory as memory_cli
 from toolnexus.cli import meta as meta_cli
 from toolnexus.cli import persona as persona_cli
+from toolnexus.cli import skills as skills_cli
 from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit
 from toolnexus.cli._wording import for_people
 from toolnexus.cli.completion import COMPLETE_VARIABLE, complete
@@ -37,6 +38,7 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
     memory_cli.register,
     agent_cli.register,
     audit_cli.register,
+    skills_cli.register,
 ]
 
 

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from toolnexus.agents import SoulReport, compose_soul, inspect_soul
+from toolnexus.agents import SkillSet, SoulReport, compose_soul, inspect_soul, load_skills
 from toolnexus.cli._budget import budget_kwargs
 from toolnexus.cli._support import (
     EXIT_ERROR,
@@ -21,6 +21,7 @@ from toolnexus.cli._support import (
     warn,
 )
 from toolnexus.cli._wording import for_people
+from toolnexus.cli.skills import skill_rows
 from toolnexus.cli.table import format_table
 
 __all__ = ["LOCATION_HELP", "home", "register"]
@@ -77,6 +78,16 @@ def _inspect(args: argparse.Namespace) -> int:
         emit_json(_report_json(report))
     else:
         emit(format_table(report))
+        try:
+            skills = load_skills(
+                home(args.location), storage_options=args.storage_options, engine=args.engine
+            )
+        except (OSError, ValueError):
+            skills = SkillSet()  # the table has said what cannot be read
+        if len(skills):
+            emit(f"\nskills ({len(skills)}):\n{skill_rows(skills)}")
+        for message in skills.warnings:
+            warn(message)
     failed = [file for file in report.files if file.status == "error"]
     for file in failed:
         print(f"toolnexus: error: {for_people(file.reason or file.name)}", file=sys.stderr)
@@ -93,7 +104,12 @@ def _check(args: argparse.Namespace) -> int:
         return 1
     if not (args.quiet or args.json):
         emit("".join(f"{name}\n" for name in report.found))
-    return 0
+    warnings = load_skills(
+        home(args.location), storage_options=args.storage_options, engine=args.engine
+    ).warnings
+    for message in () if args.quiet else warnings:
+        warn(message)
+    return 1 if args.strict and warnings else 0
 
 
 def _locations(parser: argparse.ArgumentParser) -> None:
@@ -124,3 +140,4 @@ def register(subparsers: Subparsers) -> None:
     output.add_argument(
         "--json", action="store_true", help='print {"location": …, "found": […]} (exit status as without)'
     )
+    check.add_argument("--strict", action="store_true", help="exit 1 when a skill has a warning")

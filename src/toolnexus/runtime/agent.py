@@ -3,6 +3,7 @@ composes the soul when it starts, and an agent can be another's tool (:meth:`Age
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -16,6 +17,7 @@ from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult, Session, SessionContext
 from toolnexus.runtime.messages import Model, Tool, ToolSpec, check_tool, run_blocking
+from toolnexus.skills import SkillSet, load_skills
 from toolnexus.soul.compose import compose_soul_parts_async
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 
@@ -92,6 +94,7 @@ class Agent:
         budget: Budget | None = None,
         files: Iterable[str] | None = None,
         profile: str | None = None,
+        skills: bool | Sequence[str] = False,
     ) -> None:
         if not callable(model):
             raise TypeError(f"model must be a model object or an async callable, not {type(model).__name__}")
@@ -102,7 +105,7 @@ class Agent:
         for tool in tools:
             check_tool(tool)
         self.tools: tuple[ToolSpec, ...] = (*([memory] if memory is not None else []), *tools)
-        names = [tool.name for tool in self.tools]
+        names = [tool.name for tool in self.tools] + (["skill"] if skills else [])
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise ValueError(
@@ -114,6 +117,8 @@ class Agent:
         #: The home, resolved once: every session composes from this very source.
         self.source: SourceBase = resolve(home, storage_options=storage_options, fs=fs)
         self._said_uncacheable = False
+        #: Which skills sessions offer: every one (``True``), none, or those named.
+        self.skills = skills if isinstance(skills, bool) else tuple(skills)
 
     async def closing(self, work: Awaitable[T]) -> T:
         """``await work``, then close the model's connections (for a loop that is about to end)."""
@@ -130,12 +135,34 @@ class Agent:
         names = self.names if profile is None else select_names(profile=profile)
         return await compose_soul_parts_async(self.source, persona=self.name, budget=self.budget, names=names)
 
-    async def start_session(self, *, profile: str | None = None) -> Session:
-        """A new session: composes the soul now and keeps it for the session's life."""
-        soul, found = await self.compose(profile=profile)
+    async def start_session(self, *, profile: str | None = None, skills: bool = True) -> Session:
+        """A new session: composes the soul now and keeps it for the session's life. Sessions of
+        the agent's own files also see its skills (read alongside the soul): the catalog after
+        the soul, as a part of its own, and the ``skill`` tool; heartbeats and profiles do not."""
+        wanted = bool(self.skills) and skills and profile is None
+        (soul, found), found_skills = await asyncio.gather(
+            self.compose(profile=profile),
+            asyncio.to_thread(self.load_skills) if wanted else asyncio.sleep(0, SkillSet()),
+        )
         if profile is None:  # a light heartbeat's soul says nothing of the agent's usual prefix
             self._check_cacheable(soul)
-        return Session(self.model, soul, found, self.tools, self.max_turns)
+        catalog = found_skills.prompt()
+        if not catalog:
+            return Session(self.model, soul, found, self.tools, self.max_turns)
+        # Its own part after the soul: a provider breakpoint at the end of the system prompt
+        # covers it, and the soul's stable prefix is untouched.
+        with_catalog = Soul(
+            (*soul.parts, (f"\n\n{catalog}" if soul else catalog, False)), persona=soul.persona
+        )
+        tools = (*self.tools, found_skills.tool())
+        return Session(self.model, with_catalog, found, tools, self.max_turns)
+
+    def load_skills(self) -> SkillSet:
+        """The skills the agent's sessions offer, as its home holds them now."""
+        found = load_skills(self.source)
+        if isinstance(self.skills, tuple):
+            return SkillSet(tuple(skill for skill in found if skill.name in self.skills), found.warnings)
+        return found
 
     def _check_cacheable(self, soul: Soul) -> None:
         """One info line per agent when the stable part is shorter than the provider caches."""
@@ -169,7 +196,7 @@ class Agent:
         """One session following HEARTBEAT.md: ``None`` when the persona answers exactly
         ``HEARTBEAT_OK`` (nothing to report), else its report. ``light=True`` composes the
         ``heartbeat`` profile (HEARTBEAT.md alone): a cheap periodic check."""
-        session = await self.start_session(profile="heartbeat" if light else None)
+        session = await self.start_session(profile="heartbeat" if light else None, skills=False)
         result = await session.send(HEARTBEAT_PROMPT)
         text = result.text.strip()
         return None if text == HEARTBEAT_OK and result.completed else text
@@ -203,6 +230,7 @@ def agent_from_dir(
     files: Iterable[str] | None = None,
     profile: str | None = None,
     engine: str = DEFAULT_ENGINE,
+    skills: bool | Sequence[str] = True,
 ) -> Agent:
     """An agent for the persona whose home is ``home`` — any location ``compose_soul`` accepts.
 
@@ -212,7 +240,8 @@ def agent_from_dir(
     the home must be writable, checked here (a bundle raises :class:`BootstrapError`: pass
     ``memory=False``). The home is resolved once, here, for the memory tool and every session;
     each session composes the soul when it starts, from ``files`` or the ``profile``'s files,
-    fitted to ``budget`` (as :func:`compose_soul`)."""
+    fitted to ``budget`` (as :func:`compose_soul`). ``skills`` (all, ``False`` for none, or a list
+    of names): each session puts their catalog after the soul and offers the ``skill`` tool."""
     checked_budget(budget), select_names(files, profile)  # bad arguments fail before any I/O
     persona = name or _home_name(home)
     source = resolve(home, storage_options=storage_options, fs=fs, engine=engine)
@@ -237,4 +266,5 @@ def agent_from_dir(
         budget=budget,
         files=files,
         profile=profile,
+        skills=skills,
     )

@@ -1,5 +1,6 @@
 """Write a home as a reproducible zip or tar bundle: every file copied whole (up to
-:data:`MAX_BUNDLE_MEMBER_BYTES`), so ``compose_soul(out) == compose_soul(home)``."""
+:data:`MAX_BUNDLE_MEMBER_BYTES`), so ``compose_soul(out) == compose_soul(home)``.
+The home's topic files (``memory/``) and skills (``skills/``, ``.agents/skills/``) follow, sorted by path."""
 
 from __future__ import annotations
 
@@ -21,13 +22,15 @@ MAX_BUNDLE_MEMBER_BYTES = 64 * 1024 * 1024
 
 #: The home's folder of topic files, bundled after the bootstrap files.
 NOTES_FOLDER = "memory"
+#: Folders copied whole after the bootstrap files: the notes and the Agent Skills (docs/skills.md).
+CARRIED_FOLDERS = (NOTES_FOLDER, "skills", ".agents/skills")
 
 
 def _read_home(source: SourceBase) -> dict[str, bytes]:
     reading = source.read_entries(BOOTSTRAP_ORDER, MAX_BUNDLE_MEMBER_BYTES)
-    notes = source.read_folder(NOTES_FOLDER, MAX_BUNDLE_MEMBER_BYTES)
+    folders = [source.read_folder(folder, MAX_BUNDLE_MEMBER_BYTES).entries for folder in CARRIED_FOLDERS]
     files: dict[str, bytes] = {}
-    for name, entry in [*reading.entries.items(), *notes.entries.items()]:
+    for name, entry in [*reading.entries.items(), *(item for folder in folders for item in folder.items())]:
         if entry.data is None:
             continue  # not a regular file: compose skips it, so the bundle does too
         if len(entry.data) > MAX_BUNDLE_MEMBER_BYTES:

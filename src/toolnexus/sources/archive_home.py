@@ -15,6 +15,8 @@ IGNORED_TOP_LEVEL = frozenset({"__MACOSX"})
 
 #: The home's folder of topic files: a root holding only it is a home, not a folder to descend into.
 NOTES_FOLDER = "memory"
+#: Folders of a home itself: a root holding only these (a home without bootstrap files) is a home.
+HOME_FOLDERS = frozenset({NOTES_FOLDER, "skills", ".agents"})
 
 
 def member_path(raw: str, *, dot_prefixed: bool = False) -> str:
@@ -46,8 +48,8 @@ def home_prefix(
             if "/" in path and path.split("/", 1)[0] not in IGNORED_TOP_LEVEL | {"", ".", ".."}
         }
     )
-    if folders == [NOTES_FOLDER]:
-        return ""  # a home of notes only (write_bundle of a home without bootstrap files)
+    if folders and HOME_FOLDERS.issuperset(folders):
+        return ""  # notes and skills only (write_bundle of a home without bootstrap files)
     if len(folders) == 1 and not root_files:
         return f"{folders[0]}/"
     if len(folders) > 1:

@@ -80,11 +80,11 @@ class BundleSource(SourceBase):
     def read_folder(self, folder: str, limit: int) -> Reading:
         with self._opened() as archive:
             members, prefix = self._home(archive, BOOTSTRAP_ORDER)
-            below = f"{prefix}{folder}/"
+            below = f"{prefix}{folder}/" if folder else prefix  # "": the whole home
             entries: dict[str, Entry] = {}
             for path, member in members:
                 relative = path[len(prefix) :]
-                if path.startswith(below) and not member.is_dir() and not is_hidden(relative):
+                if path.startswith(below) and not member.is_dir() and not is_hidden(path[len(below) :]):
                     entries[relative] = self._member(archive, member, path, limit)
             return Reading(self.location, entries)
 

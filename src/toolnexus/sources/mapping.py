@@ -50,7 +50,9 @@ class DictSource(SourceBase):
     def read_folder(self, folder: str, limit: int) -> Reading:
         prefix = f"{folder}/"
         entries: dict[str, Entry] = {}
-        for name in sorted(key for key in self.files if key.startswith(prefix) and not is_hidden(key)):
+        for name in sorted(
+            key for key in self.files if key.startswith(prefix) and not is_hidden(key[len(prefix) :])
+        ):
             data = _as_bytes(self.location, name, self.files[name])
             entries[name] = Entry(data[: limit + 1], len(data))
         return Reading(self.location, entries)

@@ -93,7 +93,7 @@ class TarSource(SourceBase):
     def __init__(self, file: ArchiveFile, folder: str | None = None) -> None:
         self.file = file
         self.location = file.location
-        self.folder = folder.strip("/") if folder else None
+        self.folder = folder.strip("/") if folder is not None else None  # "": the root
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         raise read_only(self.location, "a tar bundle (read-only)", TAR.read_only_reason)
@@ -126,11 +126,15 @@ class TarSource(SourceBase):
             for member in archive:
                 path = member_path(member.name, dot_prefixed=True).rstrip("/")
                 paths.append(path + ("/" if member.isdir() else ""))
-                if member.isreg() and not is_hidden(path) and f"/{folder}/" in f"/{path}":
+                if member.isreg() and (not folder or f"/{folder}/" in f"/{path}"):
                     candidates[path] = self._entry(archive, member, limit)
         prefix = home_prefix(paths, BOOTSTRAP_ORDER, self.folder, self.location, "tar")
-        below = f"{prefix}{folder}/"
-        entries = {path[len(prefix) :]: entry for path, entry in candidates.items() if path.startswith(below)}
+        below = f"{prefix}{folder}/" if folder else prefix  # "": the whole home
+        entries = {
+            path[len(prefix) :]: entry
+            for path, entry in candidates.items()
+            if path.startswith(below) and not is_hidden(path[len(below) :])
+        }
         return Reading(self.location, entries)
 
     def _scan(self, stream: _Bounded, names: Sequence[str], limit: int) -> Reading:

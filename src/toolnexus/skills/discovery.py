@@ -1,0 +1,197 @@
+"""Finding a persona's skills: ``skills/<name>/SKILL.md`` and ``.agents/skills/<name>/SKILL.md``
+in every layer of its home, then in shared roots, read through the library's own sources.
+
+Each root is one ``read_folder`` of its source (every file's first 16 KiB: the frontmatter and
+the listing in one pass); a skill's body and files are read again only when it is activated.
+Nothing here knows a backend: a folder, an S3 prefix, a zip or tar bundle and ``memory://`` are
+whatever :func:`toolnexus.sources.resolve` makes of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolnexus.errors import BootstrapError
+from toolnexus.skills.frontmatter import MAX_FRONTMATTER_BYTES, parse_skill_md
+from toolnexus.sources import (
+    DEFAULT_ENGINE,
+    Reading,
+    SourceBase,
+    is_url,
+    kind_by_name,
+    resolve,
+)
+
+__all__ = ["HOME_FOLDERS", "MAX_SKILLS_PER_ROOT", "Files", "Skill", "discover"]
+
+#: Where a home keeps its skills, the first winning when both hold a name.
+HOME_FOLDERS = ("skills", ".agents/skills")
+#: Skills taken from one root (a layer, a shared root); the rest are ignored with a warning.
+MAX_SKILLS_PER_ROOT = 200
+
+#: A skill's files (paths relative to its folder) → ``(first ≤ limit + 1 bytes, size or None)``.
+Files = Callable[[int], Mapping[str, tuple[bytes, int | None]]]
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One skill as its SKILL.md's frontmatter describes it; ``location`` is where that SKILL.md
+    is, ``origin`` the layer or root it came from, ``warnings`` what validation found."""
+
+    name: str
+    description: str
+    location: str
+    origin: str
+    license: str | None = None
+    compatibility: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    allowed_tools: tuple[str, ...] = ()
+    disable_model_invocation: bool = False
+    warnings: tuple[str, ...] = ()
+    files: Files = field(default=lambda limit: {}, repr=False, compare=False)
+
+
+def skill_from(
+    data: bytes, folder: str, location: str, origin: str, files: Files
+) -> tuple[Skill | None, list[str]]:
+    """The skill a SKILL.md's head describes, or ``None`` (skipped); warnings name the file."""
+    parsed = parse_skill_md(data, folder)
+    warnings = [f"{location}: {warning}" for warning in parsed.warnings]
+    if parsed.fields is None:
+        return None, warnings
+    fields = parsed.fields
+    skill = Skill(
+        name=fields["name"],
+        description=fields["description"],
+        location=location,
+        origin=origin,
+        license=fields.get("license"),
+        compatibility=fields.get("compatibility"),
+        metadata=fields.get("metadata", {}),
+        allowed_tools=fields.get("allowed-tools", ()),
+        disable_model_invocation=fields.get("disable-model-invocation") is True,
+        warnings=tuple(warnings),
+        files=files,
+    )
+    return skill, warnings
+
+
+def _in_folder(source: SourceBase, folder: str, origin: str) -> tuple[list[Skill], list[str]]:
+    """The skills ``<folder>/<name>/SKILL.md`` of one source (``folder=""``: its root)."""
+    try:
+        reading: Reading = source.read_folder(folder, MAX_FRONTMATTER_BYTES)
+    except FileNotFoundError:
+        raise  # no such home: the caller's mistake, as for compose_soul
+    except (OSError, BootstrapError) as error:  # a folder that is a symlink, a denied listing
+        return [], [f"{origin}: {folder or 'the root'} not read ({error})"]
+    base = f"{folder}/" if folder else ""
+    heads = {}
+    for path, entry in reading.entries.items():
+        parts = path[len(base) :].split("/")
+        if len(parts) == 2 and parts[1] == "SKILL.md" and entry.data is not None:
+            heads[parts[0]] = entry.data
+    skills: list[Skill] = []
+    warnings: list[str] = []
+    names = sorted(heads)
+    if len(names) > MAX_SKILLS_PER_ROOT:
+        warnings.append(
+            f"{reading.location}: {len(names)} skills in {folder or 'the root'}; "
+            f"the first {MAX_SKILLS_PER_ROOT} by name are read, {len(names) - MAX_SKILLS_PER_ROOT} ignored"
+        )
+    for name in names[:MAX_SKILLS_PER_ROOT]:
+        where = f"{base}{name}"
+        files = _folder_files(source, where)
+        skill, found = skill_from(
+            heads[name], name, f"{reading.location.rstrip('/')}/{where}/SKILL.md", origin, files
+        )
+        warnings += found
+        if skill is not None:
+            skills.append(skill)
+    return skills, warnings
+
+
+def _folder_files(source: SourceBase, where: str) -> Files:
+    def files(limit: int) -> dict[str, tuple[bytes, int | None]]:
+        entries = source.read_folder(where, limit).entries
+        prefix = f"{where}/"
+        return {
+            path.removeprefix(prefix): (entry.data, entry.size)
+            for path, entry in entries.items()
+            if entry.data is not None
+        }
+
+    return files
+
+
+def _home_roots(source: SourceBase) -> list[SourceBase]:
+    """A layered home's layers, base first (duck-typed: no source class is named up here)."""
+    layers = getattr(source, "layers", None)
+    return list(layers) if isinstance(layers, tuple | list) else [source]
+
+
+def _shared_root(
+    root: Any, options: Mapping[str, Any] | None, fs: Any, engine: str
+) -> tuple[SourceBase, str]:
+    """A shared root as ``(source, folder)``: a bundle is read from its root, a folder or prefix
+    as the last component of its parent."""
+    if hasattr(root, "fs") and hasattr(root, "path") and not isinstance(root, str):  # a UPath
+        return resolve(root.parent, engine=engine), str(root.name)
+    text = os.fspath(root) if isinstance(root, os.PathLike) else root
+    if not isinstance(text, str):
+        return resolve(root), ""  # a source object: its root holds the skills
+    url = is_url(text)
+    kind = kind_by_name(text.split("::", 1)[-1])
+    if "::" in text or kind is not None:
+        location = text if "::" in text else f"{kind.protocol}://::{text}"  # type: ignore[union-attr]
+        return resolve(location, storage_options=options if url else None, engine=engine), ""
+    text = text.rstrip("/") if url else os.path.abspath(text)
+    parent, _, name = text.rpartition("/")
+    if url and parent.endswith(":/"):
+        parent += "/"  # a bucket's root: s3://bucket/skills has the parent s3://bucket/
+    return resolve(parent or "/", storage_options=options if url else None, fs=fs, engine=engine), name
+
+
+def discover(
+    location: Any,
+    extra: Iterable[Any],
+    storage_options: Mapping[str, Any] | None,
+    fs: Any,
+    *,
+    engine: str = DEFAULT_ENGINE,
+    fetch: Callable[[str], tuple[list[Skill], list[str]]] | None = None,
+) -> tuple[list[Skill], list[str]]:
+    """Every skill of a home and its shared roots, the first found winning per name (the home's
+    top layer first, then lower layers, then each ``extra`` root in order), and the warnings."""
+    options = storage_options if is_url(location) or not extra else None  # the extras' options
+    source = resolve(location, storage_options=options, fs=fs, engine=engine)
+    reads: list[Callable[[], tuple[list[Skill], list[str]]]] = [
+        functools.partial(_in_folder, layer, folder, layer.location)
+        for layer in reversed(_home_roots(source))
+        for folder in HOME_FOLDERS
+    ]
+    for root in extra:
+        if isinstance(root, str) and root.startswith(("https://", "http://")) and "::" not in root and fetch:
+            reads.append(functools.partial(fetch, root))
+            continue
+        shared, folder = _shared_root(root, storage_options, fs, engine)
+        origin = f"{shared.location.rstrip('/')}/{folder}".rstrip("/")
+        reads.append(functools.partial(_in_folder, shared, folder, origin))
+    # Every root at once (a listing each on object stores), so remote roots cost about one wait.
+    with ThreadPoolExecutor(min(len(reads), 8), thread_name_prefix="toolnexus-skills") as pool:
+        groups = list(pool.map(lambda read: read(), reads))
+    return _first_wins(groups)
+
+
+def _first_wins(groups: Sequence[tuple[list[Skill], list[str]]]) -> tuple[list[Skill], list[str]]:
+    chosen: dict[str, Skill] = {}
+    warnings: list[str] = []
+    for skills, found in groups:
+        warnings += found
+        for skill in skills:
+            chosen.setdefault(skill.name, skill)
+    return [chosen[name] for name in sorted(chosen)], warnings
