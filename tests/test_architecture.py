@@ -7,32 +7,34 @@ the same order (mypy reads it; a cycle there is still a knot for the reader). ``
 name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``. Importing a submodule
 also runs its package's ``__init__``, but that is the package's business, not an edge.
 
-``toolnexus.agents`` is the public surface and defines nothing (checked below); the CLI sits above
-it and imports the public API from it, a client of the library like any other.
+``toolnexus`` (the core, each name imported on first use) and ``toolnexus.agents`` (everything) are
+the public surfaces and define nothing (checked below); the CLI sits above them and imports the
+public API from them, a client of the library like any other. ``toolnexus.sources`` keeps one more,
+small surface for new backends (its ``__all__``).
 
 The layers, low to high; a module may import its own layer and the layers below, never above:
-``_aio``/``_fs``/``_object_store``/``_tokens``/``_reply``/``_slots``/``errors`` < ``composer`` <
-``stores`` < ``sources`` < ``soul`` < ``skills`` < ``memory`` < ``fleet`` < ``runtime`` < ``models`` <
-``agents`` (the public surface, re-exports only) < ``cli``.
-``toolnexus/__init__.py`` holds only the version (lowest); ``__main__`` runs the command (with cli).
+``_aio``/``_fs``/``_object_store``/``_tokens``/``_reply``/``errors`` < ``composer`` < ``stores`` <
+``sources`` < ``soul`` < ``skills`` < ``memory`` < ``fleet`` < ``runtime`` < ``models`` < ``agents``
+and ``toolnexus/__init__.py`` (the public surfaces, re-exports only) < ``cli``; ``__main__`` runs
+the command (with cli).
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS = [
     (
-        "toolnexus",
         "toolnexus._aio",
         "toolnexus._fs",
         "toolnexus._object_store",
         "toolnexus._tokens",
         "toolnexus._reply",
-        "toolnexus._slots",
         "toolnexus.errors",
     ),
     ("toolnexus.composer",),
@@ -44,7 +46,7 @@ LAYERS = [
     ("toolnexus.fleet",),
     ("toolnexus.runtime",),
     ("toolnexus.models",),
-    ("toolnexus.agents",),
+    ("toolnexus.agents", "toolnexus"),
     ("toolnexus.cli", "toolnexus.__main__"),
 ]
 
@@ -61,18 +63,31 @@ def modules() -> dict[str, Path]:
 MODULES = modules()
 
 
-def facade() -> dict[str, str]:
-    """Each public name of ``toolnexus.agents`` -> the module it is imported from there."""
-    tree = ast.parse(MODULES["toolnexus.agents"].read_text(encoding="utf-8"))
+def facade(module: str = "toolnexus.agents") -> dict[str, str]:
+    """Each name ``module`` imports -> the module it is imported from (``if TYPE_CHECKING:`` too)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     return {
         alias.asname or alias.name: str(node.module)
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and str(node.module).startswith("toolnexus.")
         for alias in node.names
     }
 
 
 FACADE = facade()
+CORE = facade("toolnexus")
+
+#: ``toolnexus.agents``' names on 9efaa5e, the specification's import path: none may go.
+AGENTS_NAMES = {
+    "AUDIT_ISSUES", "BOOTSTRAP_ORDER", "HEARTBEAT_OK", "MAX_BOOTSTRAP_FILE_BYTES", "PROFILES",
+    "TRUNCATION_NOTICE", "Agent", "AgentTool", "AnthropicModel", "AuditSummary", "BootstrapError",
+    "BootstrapFile", "BootstrapSource", "Budget", "DictSource", "FileReport", "LayeredSource",
+    "MemoryTool", "ModelError", "ModelReply", "ObstoreSource", "OpenAIChatModel", "PersonaAudit",
+    "RunResult", "Session", "Soul", "SoulCache", "SoulReport", "SourceBase", "SyncSession", "Tool",
+    "ToolCall", "ToolReply", "Usage", "agent_from_dir", "anthropic_tool_result", "audit",
+    "compose_soul", "compose_soul_async", "dask_client", "inspect_soul", "memory_tool",
+    "read_bootstrap_file", "write_bundle",
+}  # fmt: skip
 
 
 def imports(path: Path) -> set[str]:
@@ -141,6 +156,34 @@ def test_the_public_surface_only_re_exports() -> None:
     assigned = [ast.unparse(t) for node in tree.body if isinstance(node, ast.Assign) for t in node.targets]
     assert assigned == ["__all__"]
     assert set(FACADE) >= set(ast.literal_eval(next(n for n in tree.body if isinstance(n, ast.Assign)).value))
+
+
+def test_the_agents_surface_keeps_every_name() -> None:
+    import toolnexus.agents  # noqa: PLC0415
+
+    assert set(toolnexus.agents.__all__) >= AGENTS_NAMES
+
+
+def test_the_core_is_the_agents_surface_without_the_runtime() -> None:
+    """``import toolnexus`` gives composing, inspecting, caching, budgets, profiles, bundles, the
+    sources to extend and the error: the same objects as ``toolnexus.agents``, each imported from
+    its own module on first use, and none from a layer above ``skills``."""
+    import toolnexus  # noqa: PLC0415
+    import toolnexus.agents  # noqa: PLC0415
+
+    names = set(toolnexus.__all__) - {"__version__"}
+    assert names <= set(toolnexus.agents.__all__)
+    assert set(CORE) == names
+    assert toolnexus._HOMES == CORE  # what __getattr__ imports is what mypy and the reader see
+    assert all(layer(module) <= layer("toolnexus.skills") for module in CORE.values())
+    assert all(getattr(toolnexus, name) is getattr(toolnexus.agents, name) for name in names)
+
+
+def test_importing_the_core_imports_nothing_else() -> None:
+    """``import toolnexus`` (and so every submodule's import, the command line's too) stays cheap."""
+    code = "import sys, toolnexus; print(sorted(m for m in sys.modules if m.startswith('toolnexus')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "['toolnexus']"
 
 
 def test_no_test_module_imports_another() -> None:

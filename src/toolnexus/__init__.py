@@ -1,6 +1,106 @@
 """toolnexus: build an AI persona's system prompt from its bootstrap files, wherever they live.
 
-The API lives in :mod:`toolnexus.agents`; importing this package stays cheap.
+>>> import toolnexus
+>>> soul, found = toolnexus.compose_soul("examples/aster")  # doctest: +SKIP
+
+This is the core: composing, inspecting, caching, budgets, profiles, bundles, the sources to
+extend, the persona's Agent Skills, and the error. :mod:`toolnexus.agents` adds the agent
+runtime, models, memory and audit;
+:mod:`toolnexus.sources` is the surface for new backends. Each name is imported on first use, so
+``import toolnexus`` stays cheap and importing any submodule (the command line) pays nothing for it.
 """
 
+import sys
+
+TYPE_CHECKING = False  # not typing's: importing typing would cost more than this whole module
+if TYPE_CHECKING:
+    from typing import Any
+
+    from toolnexus.composer.budget import Budget
+    from toolnexus.composer.parts import Soul
+    from toolnexus.composer.profiles import PROFILES
+    from toolnexus.composer.rules import (
+        BOOTSTRAP_ORDER,
+        MAX_BOOTSTRAP_FILE_BYTES,
+        TRUNCATION_NOTICE,
+        FileReport,
+        SoulReport,
+    )
+    from toolnexus.errors import BootstrapError
+    from toolnexus.skills import Skill, SkillSet, load_skills
+    from toolnexus.soul.bundling import write_bundle
+    from toolnexus.soul.cache import SoulCache
+    from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
+    from toolnexus.soul.reading import BootstrapFile, read_bootstrap_file
+    from toolnexus.sources.base import BootstrapSource, SourceBase
+    from toolnexus.sources.layered import LayeredSource
+    from toolnexus.sources.mapping import DictSource
+
 __version__ = "0.1.0"
+
+#: Each public name -> the module that defines it (imported on first use, by ``__getattr__``).
+_HOMES = {
+    "BOOTSTRAP_ORDER": "toolnexus.composer.rules",
+    "MAX_BOOTSTRAP_FILE_BYTES": "toolnexus.composer.rules",
+    "PROFILES": "toolnexus.composer.profiles",
+    "TRUNCATION_NOTICE": "toolnexus.composer.rules",
+    "BootstrapError": "toolnexus.errors",
+    "BootstrapFile": "toolnexus.soul.reading",
+    "BootstrapSource": "toolnexus.sources.base",
+    "Budget": "toolnexus.composer.budget",
+    "DictSource": "toolnexus.sources.mapping",
+    "FileReport": "toolnexus.composer.rules",
+    "LayeredSource": "toolnexus.sources.layered",
+    "Skill": "toolnexus.skills",
+    "SkillSet": "toolnexus.skills",
+    "Soul": "toolnexus.composer.parts",
+    "SoulCache": "toolnexus.soul.cache",
+    "SoulReport": "toolnexus.composer.rules",
+    "SourceBase": "toolnexus.sources.base",
+    "compose_soul": "toolnexus.soul.compose",
+    "compose_soul_async": "toolnexus.soul.compose",
+    "inspect_soul": "toolnexus.soul.compose",
+    "load_skills": "toolnexus.skills",
+    "read_bootstrap_file": "toolnexus.soul.reading",
+    "write_bundle": "toolnexus.soul.bundling",
+}
+
+__all__ = [
+    "BOOTSTRAP_ORDER",
+    "MAX_BOOTSTRAP_FILE_BYTES",
+    "PROFILES",
+    "TRUNCATION_NOTICE",
+    "BootstrapError",
+    "BootstrapFile",
+    "BootstrapSource",
+    "Budget",
+    "DictSource",
+    "FileReport",
+    "LayeredSource",
+    "Skill",
+    "SkillSet",
+    "Soul",
+    "SoulCache",
+    "SoulReport",
+    "SourceBase",
+    "__version__",
+    "compose_soul",
+    "compose_soul_async",
+    "inspect_soul",
+    "load_skills",
+    "read_bootstrap_file",
+    "write_bundle",
+]
+
+
+def __getattr__(name: str) -> "Any":
+    if name not in _HOMES:
+        raise AttributeError(f"module 'toolnexus' has no attribute {name!r}")
+    __import__(_HOMES[name])
+    value = getattr(sys.modules[_HOMES[name]], name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
