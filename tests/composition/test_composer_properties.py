@@ -101,7 +101,7 @@ def reference_text(data: bytes, cap: int) -> str:
 
 
 def reference_body(data: bytes, cap: int) -> str:
-    """The rules of issues 2 and 13, restated independently of the implementation."""
+    """The cap, decoding and UTF-16 rules, restated independently of the implementation."""
     body = reference_text(data, cap).replace("\r\n", "\n").replace("\r", "\n").rstrip()
     return body + (TRUNCATION_NOTICE if len(data) > cap else "")
 
