@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolnexus._reply import ToolReply
+from toolnexus.errors import BootstrapError
 from toolnexus.memory.declarations import (
     DESCRIPTION,
     INPUT_SCHEMA,
@@ -28,7 +29,7 @@ from toolnexus.memory.declarations import (
     MEMORY_ONLY_SCHEMA,
     TARGETS,
 )
-from toolnexus.memory.edits import CAP, PORTABLE, find_once, plan_edit, readable_text
+from toolnexus.memory.edits import CAP, NATIVE, PORTABLE, find_once, plan_edit, readable_text
 from toolnexus.memory.native import TOOL_TYPE, NativeMemory, is_native
 from toolnexus.memory.paths import MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
@@ -178,8 +179,18 @@ class MemoryTool:
         The reply is a :class:`~toolnexus.agents.ToolReply`: a ``str`` whose ``is_error`` says
         whether it reports a mistake the model can fix (portable commands also start such text
         with ``error:``). Storage failures raise ``PermissionError`` or ``BootstrapError`` naming
-        the file and the location.
+        the file and the location; a path through a symlink or a file where a folder should be is
+        a refusal the model can act on, so it is an error reply, not an exception.
         """
+        try:
+            return self._dispatch(arguments)
+        except BootstrapError as error:
+            if not isinstance(error.__cause__, NotADirectoryError):
+                raise
+            voice = NATIVE if is_native(arguments) else PORTABLE
+            return voice.error(f"refused — {error}; nothing was changed. Use a path outside it.")
+
+    def _dispatch(self, arguments: Mapping[str, Any]) -> ToolReply:
         if is_native(arguments):
             return self.native.run(arguments)
         problem = _check_arguments(arguments, self._targets)
