@@ -40,6 +40,7 @@ LAYERS = [
     ("toolnexus.sources",),
     ("toolnexus.soul",),
     ("toolnexus.memory",),
+    ("toolnexus.recall",),
     ("toolnexus.fleet",),
     ("toolnexus.runtime",),
     ("toolnexus.models",),

@@ -27,6 +27,7 @@ from toolnexus.models import (
     Usage,
     anthropic_tool_result,
 )
+from toolnexus.recall import MemoryIndex, memory_index
 from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
 from toolnexus.runtime.loop import RunResult
 from toolnexus.runtime.session import Session, SyncSession
@@ -55,6 +56,7 @@ __all__ = [
     "DictSource",
     "FileReport",
     "LayeredSource",
+    "MemoryIndex",
     "MemoryTool",
     "ModelError",
     "ModelReply",
@@ -79,6 +81,7 @@ __all__ = [
     "compose_soul_async",
     "dask_client",
     "inspect_soul",
+    "memory_index",
     "memory_tool",
     "read_bootstrap_file",
     "write_bundle",
