@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.support.homes import Home, make_home
 from toolnexus.agents import memory_index, memory_tool
 from toolnexus.recall import MAX_GET_CHARS, chunks
 
@@ -58,3 +60,13 @@ def test_chunks_cover_every_line_in_order(lines: list[str]) -> None:
     assert set(covered) == set(range(1, count + 1))
     assert all(first <= last for first, last in ranges)
     assert [first for first, _ in ranges] == sorted({first for first, _ in ranges})
+
+
+@pytest.mark.parametrize("backend", ["local", "memory", "s3"])
+def test_every_backend(backend: str, request: pytest.FixtureRequest) -> None:
+    home: Home = make_home(backend, request)
+    home.tool().tool(command="append", file="2026-11-30.md", content="Mira lives in Hamburg now.")
+    before = home.tree()
+    index = memory_index(home.location, **home.options)
+    assert index.search("Hamburg")[0].path == "memory/2026-11-30.md"
+    assert home.tree() == before
