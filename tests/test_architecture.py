@@ -43,6 +43,7 @@ LAYERS = [
     ("toolnexus.soul",),
     ("toolnexus.skills",),
     ("toolnexus.memory",),
+    ("toolnexus.recall",),
     ("toolnexus.fleet",),
     ("toolnexus.runtime",),
     ("toolnexus.models",),

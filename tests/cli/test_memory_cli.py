@@ -255,3 +255,23 @@ def test_options_may_come_anywhere(aster: Path, capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().out == (aster / "USER.md").read_text()
     assert cli.main(["memory", str(aster), "view", "--target=user"]) == 0
     assert capsys.readouterr().out == (aster / "USER.md").read_text()
+
+
+def test_file_edits_a_topic_file_before_or_after_the_action(aster: Path) -> None:
+    """Was: ``unrecognized arguments: --file``."""
+    soul = _tree(aster)
+    done = run("memory", str(aster), "--file", "projects/aster.md", "append", "Launch moved to March.")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith(f"toolnexus: {aster}/memory/projects/aster.md: ok: note appended (")
+    after = run("memory", str(aster), "replace", "March", "April", "--file", "projects/aster.md")
+    assert after.returncode == 0
+    assert (aster / "memory" / "projects" / "aster.md").read_text() == "Launch moved to April.\n"
+    shown = run("memory", str(aster), "view", "--file", "projects/aster.md")
+    assert (shown.returncode, shown.stdout) == (0, "Launch moved to April.\n")
+    missing = run("memory", str(aster), "--file", "projects/none.md", "remove", "x")
+    assert (missing.returncode, missing.stdout) == (1, "")
+    assert missing.stderr.startswith(f"toolnexus: {aster}/memory/projects/none.md: projects/none.md does not")
+    both = run("memory", str(aster), "--target", "user", "--file", "a.md", "append", "x")
+    assert both.returncode == 2
+    assert "not both" in both.stderr
+    assert _tree(aster) == soul  # MEMORY.md and USER.md untouched

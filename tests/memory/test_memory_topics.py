@@ -221,12 +221,21 @@ def test_symlinks_are_never_followed(tmp_path: Path) -> None:
     (outside / "secret.md").write_text("secret\n")
     (home / "memory").symlink_to(outside)
     tool = memory_tool(home)
-    with pytest.raises(BootstrapError, match=r"memory.*is a symlink or a file, not a folder"):
-        tool.tool(command="create", path="/memories/secret2.md", file_text="x")
-    with pytest.raises(BootstrapError, match="memory"):
-        tool.tool(command="view", path="/memories")
+    refused = tool.tool(command="create", path="/memories/secret2.md", file_text="x")
+    assert refused.is_error  # a refusal the model can act on, not an exception ending the loop
+    assert "memory is a symlink or a file, not a folder" in refused
+    assert "nothing was changed. Use a path outside it." in refused
+    assert tool.tool(command="view", path="/memories").is_error
     (home / "memory").unlink()
     (home / "memory").mkdir()
+    (home / "memory" / "linked").symlink_to(outside)
+    for call in (
+        {"command": "create", "path": "/memories/linked/new.md", "file_text": "x"},
+        {"command": "append", "file": "linked/new.md", "content": "x"},
+    ):
+        reply = tool.tool(**call)
+        assert reply.is_error, call
+        assert "memory/linked is a symlink or a file, not a folder" in reply
     (home / "memory" / "linked.md").symlink_to(outside / "secret.md")
     listing = tool.tool(command="view", path="/memories")
     assert "linked.md" not in listing  # a symlink is no topic file

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from toolnexus.agents import BootstrapError, memory_tool, read_bootstrap_file
-from toolnexus.cli._memory_messages import Recorder, outcome, refusal, shell_command
+from toolnexus.cli._memory_messages import Recorder, file_in, outcome, refusal, shell_command
 from toolnexus.cli._memory_view import view
 from toolnexus.cli._support import Parser, Subparsers, emit, emit_json, location, location_options
 
@@ -27,6 +27,7 @@ _EXAMPLES = """examples (on a copy: append and friends edit the file in place):
   cp -r examples/aster /tmp/aster && toolnexus memory /tmp/aster view
   toolnexus memory /tmp/aster append "Mira moved to Hamburg (2026-11-30)."
   toolnexus memory /tmp/aster --target user replace "Berlin" "Hamburg"
+  toolnexus memory /tmp/aster --file projects/aster.md append "Launch moved to March."
   toolnexus bundle /tmp/aster /tmp/aster.zip --force && toolnexus memory /tmp/aster.zip view
   toolnexus memory examples/aster /tmp/aster view    # layers, base first: the merged view
   toolnexus memory s3://bucket/aster -o profile=prod append "Prefers short answers."
@@ -39,7 +40,7 @@ _LOWER_LAYERS = "lower_layers"
 #: ``--target`` → the file it works on (the memory tool's ``target``).
 TARGETS = {"memory": "MEMORY.md", "user": "USER.md"}
 #: Options of ``memory`` that take a value, for finding where the locations end.
-_VALUED = ("-o", "--target", "--engine")
+_VALUED = ("-o", "--target", "--file", "--engine")
 
 
 def _merged(base: dict[str, Any] | None, late: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -88,14 +89,14 @@ _SINGLE_WRITER_HELP = (
     "filesystem or server that cannot enforce them)"
 )
 _TARGET_HELP = "which file: memory (MEMORY.md, the default) or user (USER.md)"
+_FILE_HELP = "a topic file below memory/ instead, like projects/aster.md (view, append, replace, remove)"
 _JSON_HELP = 'print {"action", "ok", "reply"} as one object on stdout (exit status as without)'
 
 
-def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
-    name = TARGETS[args.target]
+def _tool(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> Any:
     home = homes[0] if len(homes) == 1 else homes
     try:
-        tool = memory_tool(
+        return memory_tool(
             home, storage_options=options, single_writer=args.single_writer, engine=args.engine
         )
     except OSError as error:
@@ -103,6 +104,31 @@ def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | 
             raise
         hint = f"it can be read ({shell_command(homes, 'view')}), not edited"
         raise BootstrapError(f"{error}; {hint}") from error
+
+
+def _topic(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
+    """``--file PATH``: the portable tool's command on a topic file below ``memory/``; its reply
+    is what a person reads (the tool's own words name the file and what to do)."""
+    arguments: dict[str, Any] = {"command": args.action, "file": args.file}
+    for field in ("content", "old", "new"):
+        if getattr(args, field, None) is not None:
+            arguments[field] = getattr(args, field)
+    reply = _tool(args, homes, options).tool(**arguments)
+    refused = bool(getattr(reply, "is_error", str(reply).startswith("error:")))
+    if args.json:
+        emit_json({"action": args.action, "ok": not refused, "reply": str(reply)})
+    elif args.action == "view" and not refused:
+        emit(str(reply).rstrip("\n") + "\n")
+    else:
+        where = file_in(homes[-1], f"memory/{args.file.strip('/')}")
+        said = str(reply).removeprefix("error:").strip()
+        (sys.stderr.write if refused else emit)(f"toolnexus: {where}: {said}\n")
+    return EXIT_REFUSED if refused else 0
+
+
+def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
+    name = TARGETS[args.target]
+    tool = _tool(args, homes, options)
     recorder = tool.stores[name] = Recorder(tool.stores[name])
     arguments: dict[str, Any] = {"command": args.action, "target": args.target}
     for field in ("content", "old", "new"):
@@ -123,6 +149,10 @@ def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | 
 def _run(args: argparse.Namespace) -> int:
     homes = [*(getattr(args, _LOWER_LAYERS, None) or []), args.location]
     options = _merged(args.storage_options, getattr(args, _LATE_OPTIONS, None))
+    if getattr(args, "file", None) is not None:
+        if args.target != "memory":
+            raise BootstrapError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
+        return _topic(args, homes, options)
     if args.action == "view" and args.json:
         home = homes[0] if len(homes) == 1 else homes
         found = read_bootstrap_file(home, TARGETS[args.target], storage_options=options, engine=args.engine)
@@ -134,10 +164,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _shared_options(parser: argparse.ArgumentParser, *, late: bool) -> None:
-    """``--target`` and ``--single-writer``, before the action or (``late``) after it."""
+    """``--target``, ``--file`` and ``--single-writer``, before the action or (``late``) after it."""
     target: Any = argparse.SUPPRESS if late else "memory"
     single_writer: Any = argparse.SUPPRESS if late else False
     parser.add_argument("--target", choices=list(TARGETS), default=target, help=_TARGET_HELP)
+    file: Any = argparse.SUPPRESS if late else None
+    parser.add_argument("--file", metavar="PATH", default=file, help=_FILE_HELP)
     parser.add_argument(
         "--single-writer", action="store_true", default=single_writer, help=_SINGLE_WRITER_HELP
     )

@@ -16,7 +16,8 @@ from typing import Any
 
 from toolnexus._reply import ToolReply
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
-from toolnexus.memory.edits import PORTABLE, plan_edit, readable_text
+from toolnexus.errors import BootstrapError
+from toolnexus.memory.edits import NATIVE, PORTABLE, plan_edit, readable_text
 from toolnexus.memory.native import NativeMemory, is_native
 from toolnexus.memory.paths import MAX_DEPTH, MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
@@ -200,7 +201,18 @@ class MemoryTool:
 
     def tool(self, /, **arguments: Any) -> ToolReply:
         """Run one call as the model made it (either command set): the :class:`ToolReply` to send
-        back. Storage failures raise ``PermissionError`` or ``BootstrapError`` naming the file."""
+        back. Storage failures raise ``PermissionError`` or ``BootstrapError`` naming the file; a
+        path through a symlink (or a file where a folder should be) is an error reply the model can
+        act on, not an exception."""
+        try:
+            return self._dispatch(arguments)
+        except BootstrapError as error:
+            if not isinstance(error.__cause__, NotADirectoryError):
+                raise
+            voice = NATIVE if is_native(arguments) else PORTABLE
+            return voice.error(f"refused — {error}; nothing was changed. Use a path outside it.")
+
+    def _dispatch(self, arguments: Mapping[str, Any]) -> ToolReply:
         if is_native(arguments):
             return self.native.run(arguments)
         problem = _check_arguments(arguments, self._targets)
