@@ -19,28 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import EXAMPLE, TOOLNEXUS, help_flags, help_text, run
+from tests.support.cli import COMMANDS, ENV, EXAMPLE, help_flags, help_text, run
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
-ENV = {**os.environ, "PATH": f"{TOOLNEXUS.parent}{os.pathsep}{os.environ['PATH']}"}
 FLAG = re.compile(r"(?<![\w-])(--[a-z][\w-]*|-[a-zA-Z])\b")
-
-
-COMMANDS = (
-    "soul",
-    "inspect",
-    "check",
-    "bundle",
-    "memory",
-    "ask",
-    "chat",
-    "audit",
-    "skills",
-    "help",
-    "completion",
-)
 
 
 def commands() -> list[str]:

@@ -7,7 +7,6 @@ themselves (bash's ``complete``, fish's ``complete -C``, zsh's completion functi
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import subprocess
@@ -15,24 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import EXAMPLE, TOOLNEXUS, help_flags, run, run_installed
+from tests.support.cli import COMMANDS, ENV, EXAMPLE, help_flags, run, run_installed
 from toolnexus import __version__
 from toolnexus.agents import BOOTSTRAP_ORDER
-
-COMMANDS = (
-    "soul",
-    "inspect",
-    "check",
-    "bundle",
-    "memory",
-    "ask",
-    "chat",
-    "audit",
-    "skills",
-    "help",
-    "completion",
-)
-ENV = {**os.environ, "PATH": f"{TOOLNEXUS.parent}{os.pathsep}{os.environ['PATH']}"}
 
 
 def test_an_unknown_flag_after_a_subcommand_shows_that_usage_and_a_suggestion() -> None:

@@ -23,6 +23,22 @@ from tests.support.s3 import DEFAULT_REGION, DUMMY_KEY, DUMMY_SECRET
 __all__ = ["EXAMPLE", "TOOLNEXUS", "help_flags", "help_text", "run", "run_installed", "s3_args"]
 
 TOOLNEXUS = Path(sys.executable).parent / "toolnexus"
+#: The installed command first on PATH (for tests that run it through a shell).
+ENV = {**os.environ, "PATH": f"{TOOLNEXUS.parent}{os.pathsep}{os.environ['PATH']}"}
+#: Every command of the CLI, as docs/cli.md documents them.
+COMMANDS = (
+    "soul",
+    "inspect",
+    "check",
+    "bundle",
+    "memory",
+    "ask",
+    "chat",
+    "audit",
+    "skills",
+    "help",
+    "completion",
+)
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aster"
 
 
