@@ -30,11 +30,9 @@ __all__ = [
     "MemoryStore",
     "Moved",
     "Plan",
-    "Stored",
     "fsspec_listing",
     "process_lock",
     "storage_action",
-    "storage_error",
 ]
 
 MEMORY_FILE = "MEMORY.md"
@@ -111,10 +109,6 @@ def process_lock(key: str) -> threading.Lock:
 
 def _pause(attempt: int) -> None:
     time.sleep(random.uniform(0, min(_BACKOFF_MAX, _BACKOFF_BASE * 2**attempt)))
-
-
-def storage_error(cause: BaseException, location: str, name: str, action: str) -> OSError:
-    return read_error(cause, location, name, action=action)
 
 
 @contextlib.contextmanager
@@ -213,7 +207,7 @@ class CompareAndSwapStore:
         try:
             got = self.get(self.path)
         except Exception as error:
-            raise storage_error(error, self.location, self.name, "read") from error
+            raise read_error(error, self.location, self.name, action="read") from error
         return got if isinstance(got, Stored) else Stored(*got)
 
     def read_versioned(self) -> tuple[bytes | None, str | None]:
@@ -231,7 +225,7 @@ class CompareAndSwapStore:
                 return self.put(self.path, data, version)
             return self.put_with_lineage(self.path, data, version, lineage)
         except Exception as error:
-            raise storage_error(error, self.location, self.name, "write") from error
+            raise read_error(error, self.location, self.name, action="write") from error
         finally:
             self.forget(self.path)
 
@@ -310,46 +304,43 @@ class CompareAndSwapStore:
             return True
 
     def rename(self, name: str) -> Moved:
-        """:func:`rename_by_copy`, once the server was seen to enforce conditional deletes."""
+        """A copy that must not overwrite anything, then a delete *at the version copied*; if the
+        original changed in between, the copy is taken back and the rename starts over, so an edit
+        made meanwhile is never lost (a reader between the steps sees both files, never neither).
+        Only once the server was seen to enforce conditional deletes."""
         self.probe(self)
         if self.delete_probe is not None:
             self.delete_probe(self)
+        target = self.file(name)
         with self._lock:
-            return rename_by_copy(self, self.file(name), MAX_ATTEMPTS, _pause)
+            for attempt in range(MAX_ATTEMPTS):
+                data, version = self.read_versioned()
+                if data is None or version is None:
+                    return "missing"
+                if len(data) > MAX_BOOTSTRAP_FILE_BYTES:
+                    raise BootstrapError(
+                        f"cannot rename {self.name} in {self.location}: it is over "
+                        f"{MAX_BOOTSTRAP_FILE_BYTES} bytes (written outside memory_tool)"
+                    )
+                if not target.put_if(data, None):
+                    return "exists"
+                if self.delete_at(version):
+                    return "renamed"
+                copied, copy_version = target.read_versioned()
+                if copied == data and copy_version is not None:
+                    target.delete_at(copy_version)
+                _pause(attempt)
+        error = BootstrapError(
+            f"cannot rename {self.name} in {self.location} to {name}: it was edited during every "
+            f"one of {MAX_ATTEMPTS} attempts (other writers are busy); nothing was moved, try again"
+        )
+        error.errno = errno.EBUSY
+        raise error
 
     def delete_at(self, version: str) -> bool:
         """:meth:`delete_if` on this file, a failure naming it."""
         with storage_action(self.fs, self.location, self.name, "delete", self.path):
             return self.delete_if(self.path, version)
-
-
-def rename_by_copy(store: Any, target: Any, attempts: int, pause: Callable[[int], None]) -> Moved:
-    """A copy that must not overwrite anything, then a delete *at the version copied*; if the
-    original changed in between, the copy is taken back and the rename starts over, so an edit
-    made meanwhile is never lost (a reader between the steps sees both files, never neither)."""
-    for attempt in range(attempts):
-        data, version = store.read_versioned()
-        if data is None or version is None:
-            return "missing"
-        if len(data) > MAX_BOOTSTRAP_FILE_BYTES:
-            raise BootstrapError(
-                f"cannot rename {store.name} in {store.location}: it is over "
-                f"{MAX_BOOTSTRAP_FILE_BYTES} bytes (written outside memory_tool)"
-            )
-        if not target.put_if(data, None):
-            return "exists"
-        if store.delete_at(version):
-            return "renamed"
-        copied, copy_version = target.read_versioned()
-        if copied == data and copy_version is not None:
-            target.delete_at(copy_version)
-        pause(attempt)
-    error = BootstrapError(
-        f"cannot rename {store.name} in {store.location} to {target.name}: it was edited during every "
-        f"one of {attempts} attempts (other writers are busy); nothing was moved, try again"
-    )
-    error.errno = errno.EBUSY
-    raise error
 
 
 class LoopedStore(CompareAndSwapStore):

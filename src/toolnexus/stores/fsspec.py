@@ -10,6 +10,7 @@ from typing import Any
 
 from toolnexus._aio import run_on_loop
 from toolnexus._fs import is_empty_range_error
+from toolnexus.errors import read_error
 from toolnexus.stores.base import (
     MEMORY_FILE,
     READ_LIMIT,
@@ -20,7 +21,6 @@ from toolnexus.stores.base import (
     fsspec_listing,
     process_lock,
     storage_action,
-    storage_error,
 )
 from toolnexus.stores.lineage import AZURE_LINEAGE_KEY, LINEAGE_KEY, Stored, parse_lineage
 
@@ -50,7 +50,7 @@ class FsspecStore:
         except Exception as error:
             if is_empty_range_error(error):
                 return b""
-            raise storage_error(error, self.location, self.name, "read") from error
+            raise read_error(error, self.location, self.name, action="read") from error
 
     def update(self, plan: Plan) -> Change:
         with process_lock(self._key):
@@ -59,7 +59,7 @@ class FsspecStore:
                 try:
                     self.fs.pipe_file(self.path, change.data)
                 except Exception as error:
-                    raise storage_error(error, self.location, self.name, "write") from error
+                    raise read_error(error, self.location, self.name, action="write") from error
                 finally:
                     self.fs.invalidate_cache(self.path)
             return change

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 from toolnexus._fs import local_files, open_folders, read_capped
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
-from toolnexus.errors import BootstrapError
-from toolnexus.stores.base import MEMORY_FILE, Change, Moved, Plan, process_lock, storage_error
+from toolnexus.errors import BootstrapError, read_error
+from toolnexus.stores.base import MEMORY_FILE, Change, Moved, Plan, process_lock
 
 try:
     import fcntl
@@ -58,7 +58,7 @@ class LocalStore:
         except FileNotFoundError:
             return None
         except OSError as error:
-            raise storage_error(error, self.location, self.name, "read") from error
+            raise read_error(error, self.location, self.name, action="read") from error
         try:
             with self._parent(root_fd, create=False) as parent:
                 return None if parent is None else self._read_at(parent)
@@ -75,11 +75,11 @@ class LocalStore:
                 raise BootstrapError(
                     f"{self.name} in {self.location} is a symlink; memory_tool only edits a regular file"
                 ) from error
-            raise storage_error(error, self.location, self.name, "read") from error
+            raise read_error(error, self.location, self.name, action="read") from error
         try:
             data = read_capped(fd, MAX_BOOTSTRAP_FILE_BYTES)[0]
         except OSError as error:
-            raise storage_error(error, self.location, self.name, "read") from error
+            raise read_error(error, self.location, self.name, action="read") from error
         finally:
             os.close(fd)
         if data is None:
@@ -105,7 +105,7 @@ class LocalStore:
                 with contextlib.suppress(FileNotFoundError):  # deleted meanwhile
                     files[path] = os.stat(name, dir_fd=fd, follow_symlinks=False).st_size
         except OSError as error:
-            raise storage_error(error, self.location, folder, "list") from error
+            raise read_error(error, self.location, folder, action="list") from error
         return files
 
     def remove(self) -> bool:
@@ -118,7 +118,7 @@ class LocalStore:
             except FileNotFoundError:
                 return False
             except OSError as error:
-                raise storage_error(error, self.location, self.name, "delete") from error
+                raise read_error(error, self.location, self.name, action="delete") from error
             self._prune(root_fd, folders)
             return True
 
@@ -143,7 +143,7 @@ class LocalStore:
             try:
                 os.rename(leaf, self._leaf, src_dir_fd=source, dst_dir_fd=parent)
             except OSError as error:
-                raise storage_error(error, self.location, self.name, "write") from error
+                raise read_error(error, self.location, self.name, action="write") from error
             for fd in {parent, source}:
                 with contextlib.suppress(OSError):
                     os.fsync(fd)  # make the rename itself durable
@@ -159,7 +159,7 @@ class LocalStore:
                 f"{self.name} in {self.location}: {error.strerror}; memory_tool only uses real folders"
             ) from error
         except OSError as error:
-            raise storage_error(error, self.location, self.name, "reach") from error
+            raise read_error(error, self.location, self.name, action="reach") from error
         try:
             yield folders
         finally:
@@ -187,7 +187,7 @@ class LocalStore:
             try:
                 dir_fd = os.open(self.root, _OPEN_DIR)
             except OSError as error:
-                raise storage_error(error, self.location, self.name, "lock the home of") from error
+                raise read_error(error, self.location, self.name, action="lock the home of") from error
             try:
                 if fcntl is not None:
                     fcntl.flock(dir_fd, fcntl.LOCK_EX)
@@ -215,7 +215,7 @@ class LocalStore:
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=parent)
             if isinstance(error, OSError):
-                raise storage_error(error, self.location, self.name, "write") from error
+                raise read_error(error, self.location, self.name, action="write") from error
             raise
         with contextlib.suppress(OSError):
             os.fsync(parent)  # make the rename itself durable
