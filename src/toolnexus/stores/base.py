@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from toolnexus._aio import run_on_loop
 from toolnexus._fs import fsspec_files
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
-from toolnexus.errors import BootstrapError, describe, detail, read_error
+from toolnexus.errors import BootstrapError, _build, describe, detail, read_error
 from toolnexus.stores.lineage import Stored, applied, lineage_after, new_edit_id
 
 __all__ = [
@@ -135,11 +135,10 @@ def fsspec_listing(home: Any, folder: str) -> dict[str, int]:
 class CompareAndSwapStore:
     """A file on an object store whose writes are conditional on the version read.
 
-    Subclasses write the primitives on any path — :meth:`get` (bytes and version from one
-    read), :meth:`put` (only if still at ``version``, or absent for ``None``; ``False`` on a
-    conflict), :meth:`delete`, :meth:`delete_if` — and may keep a lineage
-    (:meth:`put_with_lineage`). The ``probe`` (:func:`.probe.require_enforced`) checks first
-    that the server refuses a stale write; it is handed in because it is built on this class.
+    Subclasses write the primitives on any path: :meth:`get`, :meth:`put`, :meth:`delete`, and
+    optionally :meth:`put_with_lineage` (exactly once under contention, :mod:`.lineage`) and
+    :meth:`delete_if` (renames). ``probe`` (:func:`.probe.require_enforced`, built on this class,
+    so handed in) checks first that the server refuses a stale write.
     """
 
     #: How the conditions are spelled, for messages: (must-not-exist, must-match).
@@ -156,12 +155,8 @@ class CompareAndSwapStore:
         delete_probe: Callable[[CompareAndSwapStore], None] | None = None,
     ) -> None:
         self.fs: Any = getattr(home, "fs", None)
-        self.probe = probe
-        self.delete_probe = delete_probe
-        self.home = home
-        self.name = name
-        self.path: str = home.path_of(name)
-        self.location: str = home.location
+        self.probe, self.delete_probe = probe, delete_probe
+        self.home, self.name, self.path, self.location = home, name, home.path_of(name), home.location
         self._lock = process_lock(f"{id(self.client)}:{self.path}")
 
     @property
@@ -174,12 +169,13 @@ class CompareAndSwapStore:
         token = str(getattr(self.fs, "_fs_token", id(self.fs)))
         return type(self.fs).__qualname__, token, self.bucket()
 
-    def forget(self, path: str) -> None:
-        """Drop what the client cached about ``path`` (s3fs's listings) after a write."""
-        self.fs.invalidate_cache(path)
+    def bucket(self) -> str:
+        """The bucket or container: the unit the probe's verdict is cached for."""
+        return str(self.fs.split_path(self.path)[0])
 
     def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
-        """The first cap + 1 bytes and version from one read (with a lineage: a :class:`.Stored`)."""
+        """The first cap + 1 bytes (``None``: absent) and their version from one read, and the
+        lineage if there is one (a :class:`.Stored`)."""
         raise NotImplementedError
 
     def put(self, path: str, data: bytes, version: str | None) -> bool:
@@ -188,7 +184,7 @@ class CompareAndSwapStore:
 
     def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
         """:meth:`put`, keeping ``lineage`` in the object's metadata; by default dropped (a lost
-        answer is then settled by comparing bytes: see :mod:`.lineage`)."""
+        answer is then settled by comparing bytes)."""
         return self.put(path, data, version)
 
     def delete(self, path: str) -> None:
@@ -198,70 +194,61 @@ class CompareAndSwapStore:
         """Delete the object only if it is still at ``version``; ``False`` on a conflict."""
         raise NotImplementedError
 
-    def bucket(self) -> str:
-        """The bucket or container: the unit the probe's verdict is cached for."""
-        return str(self.fs.split_path(self.path)[0])
-
     def read_stored(self) -> Stored:
-        """The file's first cap + 1 bytes, the version of that very object and its lineage."""
+        """This file's :meth:`get`, a failure naming it."""
         try:
-            got = self.get(self.path)
+            return Stored(*self.get(self.path))
         except Exception as error:
             raise read_error(error, self.location, self.name, action="read") from error
-        return got if isinstance(got, Stored) else Stored(*got)
 
     def read_versioned(self) -> tuple[bytes | None, str | None]:
-        """The file's first cap + 1 bytes and the version of that very object."""
-        stored = self.read_stored()
-        return stored.data, stored.version
+        return self.read_stored()[:2]
 
     def read(self) -> bytes | None:
         return self.read_stored().data
 
     def put_if(self, data: bytes, version: str | None, lineage: str | None = None) -> bool:
-        """Write only if the file is still the version read (or still absent); False on conflict."""
-        try:
+        """This file's :meth:`put` (or :meth:`put_with_lineage`), a failure naming it."""
+        with storage_action(self.fs, self.location, self.name, "write", self.path):
             if lineage is None:
                 return self.put(self.path, data, version)
             return self.put_with_lineage(self.path, data, version, lineage)
-        except Exception as error:
-            raise read_error(error, self.location, self.name, action="write") from error
-        finally:
-            self.forget(self.path)
+
+    def delete_at(self, version: str) -> bool:
+        """This file's :meth:`delete_if`, a failure naming it."""
+        with storage_action(self.fs, self.location, self.name, "delete", self.path):
+            return self.delete_if(self.path, version)
 
     def update(self, plan: Plan) -> Change:
-        self.probe(self)
-        with self._lock:
-            return self._update(plan)
-
-    def _update(self, plan: Plan) -> Change:
         """Read → plan → conditional write until one lands; after a conflict or a failed write,
         the fresh read first tells whether this edit was applied after all."""
-        edit = new_edit_id()
-        stored = self.read_stored()
-        for attempt in range(MAX_ATTEMPTS):
-            change = plan(stored.data)
-            if change.data is None:
-                return change
-            try:
-                if self.put_if(change.data, stored.version, lineage_after(stored, edit)):
+        self.probe(self)
+        with self._lock:
+            edit = new_edit_id()
+            stored = self.read_stored()
+            for attempt in range(MAX_ATTEMPTS):
+                change = plan(stored.data)
+                if change.data is None:
                     return change
-            except OSError as failed:
-                self._settle_failed_write(failed, edit, stored, change.data)
-                return change
-            _pause(attempt)
-            over, stored = stored, self.read_stored()
-            outcome = applied(stored, edit, over, change.data)
-            if outcome:
-                return change  # a retry of our own write met the version it had written
-            if outcome is None:
-                raise self._unknown_outcome("another writer's edits followed it")
-        busy = BootstrapError(
+                try:
+                    if self.put_if(change.data, stored.version, lineage_after(stored, edit)):
+                        return change
+                except OSError as failed:
+                    self._settle_failed_write(failed, edit, stored, change.data)
+                    return change
+                _pause(attempt)
+                over, stored = stored, self.read_stored()
+                outcome = applied(stored, edit, over, change.data)
+                if outcome:
+                    return change  # a retry of our own write met the version it had written
+                if outcome is None:
+                    raise self._unknown_outcome("another writer's edits followed it")
+        raise _build(
+            BootstrapError,
             f"cannot write {self.name} in {self.location}: it changed under every one of "
-            f"{MAX_ATTEMPTS} attempts (other writers are busy); try again"
+            f"{MAX_ATTEMPTS} attempts (other writers are busy); try again",
+            errno.EBUSY,
         )
-        busy.errno = errno.EBUSY
-        raise busy
 
     def _settle_failed_write(self, error: OSError, edit: str, over: Stored, data: bytes) -> None:
         """A write raised, so it may or may not have been applied: return if it was, else raise
@@ -279,13 +266,13 @@ class CompareAndSwapStore:
         if not outcome:
             raise error
 
-    def _unknown_outcome(self, why: str) -> BootstrapError:
-        error = BootstrapError(
+    def _unknown_outcome(self, why: str) -> OSError:
+        return _build(
+            BootstrapError,
             f"cannot tell whether the edit of {describe(self.location, self.name)} was applied: "
-            f"{why}. It was not repeated; view {self.name} before trying again."
+            f"{why}. It was not repeated; view {self.name} before trying again.",
+            errno.EIO,
         )
-        error.errno = errno.EIO
-        return error
 
     def file(self, name: str) -> CompareAndSwapStore:
         return type(self)(self.home, name, probe=self.probe, delete_probe=self.delete_probe)
@@ -297,7 +284,7 @@ class CompareAndSwapStore:
         """An unconditional delete: whatever edit came before it, the file is gone after it."""
         self.probe(self)
         with self._lock:
-            if self.read_versioned()[0] is None:
+            if self.read() is None:
                 return False
             with storage_action(self.fs, self.location, self.name, "delete", self.path):
                 self.delete(self.path)
@@ -330,22 +317,17 @@ class CompareAndSwapStore:
                 if copied == data and copy_version is not None:
                     target.delete_at(copy_version)
                 _pause(attempt)
-        error = BootstrapError(
+        raise _build(
+            BootstrapError,
             f"cannot rename {self.name} in {self.location} to {name}: it was edited during every "
-            f"one of {MAX_ATTEMPTS} attempts (other writers are busy); nothing was moved, try again"
+            f"one of {MAX_ATTEMPTS} attempts (other writers are busy); nothing was moved, try again",
+            errno.EBUSY,
         )
-        error.errno = errno.EBUSY
-        raise error
-
-    def delete_at(self, version: str) -> bool:
-        """:meth:`delete_if` on this file, a failure naming it."""
-        with storage_action(self.fs, self.location, self.name, "delete", self.path):
-            return self.delete_if(self.path, version)
 
 
 class LoopedStore(CompareAndSwapStore):
-    """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs),
-    run on its loop: ``_get``, ``_put`` (``lineage`` ``None`` for a plain put), ``_delete``."""
+    """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs), run
+    on its loop: ``_get``, ``_put`` (``lineage`` ``None`` for a plain put), ``_delete``."""
 
     async def _get(self, path: str) -> Stored:
         raise NotImplementedError

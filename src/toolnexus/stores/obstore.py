@@ -80,9 +80,6 @@ class ObstoreStore(CompareAndSwapStore):
     def server_key(self) -> tuple[str, str, str]:
         return type(self.client).__qualname__, store_token(self.client), self.bucket()
 
-    def forget(self, path: str) -> None:
-        """obstore caches nothing about objects: nothing to drop."""
-
     def _lineage_key(self) -> str:
         """The fsspec stores' name for it, so both engines read each other's lineages."""
         return AZURE_LINEAGE_KEY if type(self.client).__name__ == "AzureStore" else LINEAGE_KEY

@@ -107,7 +107,7 @@ def _probe(store: CompareAndSwapStore, check: Callable[[CompareAndSwapStore, str
         except Exception as error:  # a stray probe object is litter, not damage: say so, go on
             _log.warning("could not delete the probe object %s: %s", path, error)
         with contextlib.suppress(Exception):
-            store.forget(path)
+            store.fs.invalidate_cache(path)
 
 
 def _writes(store: CompareAndSwapStore, path: str) -> str | None:
