@@ -56,16 +56,11 @@ class FsspecStore:
         with process_lock(self._key):
             change = plan(self.read())
             if change.data is not None:
-                try:
+                with storage_action(self.fs, self.location, self.name, "write", self.path):
                     self.fs.pipe_file(self.path, change.data)
-                except Exception as error:
-                    raise read_error(error, self.location, self.name, action="write") from error
-                finally:
-                    self.fs.invalidate_cache(self.path)
             return change
 
     def file(self, name: str) -> FsspecStore:
-        """The store of another file of the same home."""
         return FsspecStore(self.home, name)
 
     def listing(self, folder: str) -> dict[str, int]:
@@ -144,18 +139,11 @@ class S3Store(LoopedStore):
     def delete_if(self, path: str, version: str) -> bool:
         try:
             run_on_loop(self.fs, self._delete, path, IfMatch=version)
-        except FileNotFoundError:
-            return False  # gone already: s3fs's translation of NoSuchKey
         except Exception as error:
-            if _is_conflict(error):
-                return False
+            if isinstance(error, FileNotFoundError) or _is_conflict(error):
+                return False  # changed, or gone already
             raise
         return True
-
-
-def _is_invalid_range(error: BaseException) -> bool:
-    """A ranged read of an empty blob: HTTP 416 ``InvalidRange``."""
-    return getattr(error, "status_code", None) == 416 or getattr(error, "error_code", None) == "InvalidRange"
 
 
 class AzureBlobStore(LoopedStore):
@@ -177,7 +165,7 @@ class AzureBlobStore(LoopedStore):
             try:
                 downloader = await client.download_blob(offset=0, length=READ_LIMIT)
             except Exception as error:
-                if not _is_invalid_range(error):
+                if not is_empty_range_error(error):
                     raise
                 # An empty blob (or one that just stopped being empty): read it unranged, which
                 # the SDK itself handles for empty blobs; the bytes are still capped below.
