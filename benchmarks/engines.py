@@ -43,7 +43,7 @@ from toolnexus.agents import (
     compose_soul_async,
     memory_tool,
 )
-from toolnexus.stores import forget_verdicts
+from toolnexus.stores.probe import forget_verdicts
 
 TARGET = "obstore"
 #: A writer's exit status when it was refused as the row expects (1 is any other error).

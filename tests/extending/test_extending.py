@@ -23,7 +23,8 @@ import pytest
 from toolnexus import sources
 from toolnexus.agents import BootstrapError, DictSource, SoulCache, compose_soul, inspect_soul, memory_tool
 from toolnexus.sources import registry, resolve
-from toolnexus.stores import Change, forget_verdicts
+from toolnexus.stores.base import Change
+from toolnexus.stores.probe import forget_verdicts
 
 ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.DOTALL | re.MULTILINE)

@@ -129,7 +129,7 @@ def test_sources_say_how_they_are_written(tmp_path: Path) -> None:
 
 
 def test_a_local_writer_writes_the_name_it_is_given(tmp_path: Path) -> None:
-    from toolnexus.stores import Change  # noqa: PLC0415
+    from toolnexus.stores.base import Change  # noqa: PLC0415
 
     store = LocalSource(tmp_path).writer("USER.md")
     store.update(lambda current: Change(b"Mira\n", "ok"))

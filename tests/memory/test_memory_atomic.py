@@ -17,9 +17,10 @@ from tests.support import S3Proxy, Status, s3_storage_options
 from tests.support.homes import Home, local_home, make_home, s3_home
 from toolnexus.agents import BootstrapError, memory_tool
 from toolnexus.memory.portable import _plan
-from toolnexus.stores import Change, Plan, S3Store
 from toolnexus.stores import base as store_base
 from toolnexus.stores import local as local_store
+from toolnexus.stores.base import Change, Plan
+from toolnexus.stores.fsspec import S3Store
 
 OLD = b"- prefers metric units\n"
 

@@ -22,7 +22,7 @@ import pytest
 from tests.support.homes import Home, make_home
 from tests.support.memory_workers import append_notes
 from toolnexus.agents import MemoryTool
-from toolnexus.stores import S3Store
+from toolnexus.stores.fsspec import S3Store
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from tests.support.lossy import PATIENT, LossyStore, lossy_store, writes_memory
 from tests.support.proxy import FaultAction, LoseResponse, ProxyRequest, Reset, S3Proxy, Stall, Status
 from tests.support.store_workers import report_figure
 from toolnexus.agents import BootstrapError
-from toolnexus.stores import S3Store, lineage
+from toolnexus.stores import lineage
+from toolnexus.stores.fsspec import S3Store
 from toolnexus.stores.lineage import CREATED, Stored, applied, lineage_after
 
 BACKENDS = ["s3", "azure", "gcs"]

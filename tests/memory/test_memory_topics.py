@@ -13,7 +13,9 @@ from tests.support.homes import OTHER_FILES, Home, make_home
 from toolnexus.agents import BootstrapError, DictSource, compose_soul, memory_tool, write_bundle
 from toolnexus.memory import topics
 from toolnexus.memory.portable import MemoryTool
-from toolnexus.stores import Change, Plan, S3Store, forget_verdicts
+from toolnexus.stores.base import Change, Plan
+from toolnexus.stores.fsspec import S3Store
+from toolnexus.stores.probe import forget_verdicts
 
 BACKENDS = ["local", "memory", "s3"]
 ASTER = "/memories/projects/aster.md"

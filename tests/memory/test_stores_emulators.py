@@ -24,7 +24,7 @@ from tests.support.folders import exercise_compare_and_swap_rename, exercise_fol
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.sources import FsspecSource
-from toolnexus.stores import AzureBlobStore, GcsStore
+from toolnexus.stores.fsspec import AzureBlobStore, GcsStore
 from toolnexus.stores.probe import require_conditional_delete, require_enforced
 
 pytestmark = pytest.mark.emulators

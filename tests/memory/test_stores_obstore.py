@@ -24,8 +24,8 @@ from tests.support.proxy import LoseResponse, Reset, Status
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
 from toolnexus.agents import BootstrapError, memory_tool
 from toolnexus.sources import ObstoreSource, resolve
-from toolnexus.stores import ObstoreStore, forget_verdicts
-from toolnexus.stores.probe import require_enforced
+from toolnexus.stores.obstore import ObstoreStore
+from toolnexus.stores.probe import forget_verdicts, require_enforced
 
 REFUSAL = (
     "cannot write MEMORY.md in {home} safely: the server does not enforce conditional writes (it let "

@@ -18,7 +18,7 @@ from tests.support.homes import Home, s3_home
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
 from toolnexus.errors import read_error
-from toolnexus.stores import forget_verdicts
+from toolnexus.stores.probe import forget_verdicts
 
 pytestmark = pytest.mark.s3
 

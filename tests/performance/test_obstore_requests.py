@@ -24,7 +24,7 @@ from toolnexus.agents import (
     compose_soul_async,
     memory_tool,
 )
-from toolnexus.stores import forget_verdicts
+from toolnexus.stores.probe import forget_verdicts
 
 pytestmark = pytest.mark.s3
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolnexus.stores import Change
+from toolnexus.stores.base import Change
 
 #: Writes a file behind the store's back (another writer): ``(path below the home, bytes)``.
 RawPut = Callable[[str, bytes], None]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from toolnexus._reply import ToolReply
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
-from toolnexus.stores import Change, Plan
+from toolnexus.stores.base import Change, Plan
 
 #: One edit of a file's text: ``(new text, reply)``, or ``(None, error text)`` to write nothing.
 Edit = Callable[[str], tuple[str | None, str]]

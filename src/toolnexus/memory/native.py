@@ -18,7 +18,7 @@ from toolnexus.memory import reference
 from toolnexus.memory.edits import NATIVE, Edit, plan_edit, readable_text
 from toolnexus.memory.paths import ROOT, MemoryPath, name_problem, parse
 from toolnexus.memory.topics import Snapshot, Topics
-from toolnexus.stores import MEMORY_FILE, Change, MemoryStore, Plan
+from toolnexus.stores.base import MEMORY_FILE, Change, MemoryStore, Plan
 
 #: Required fields of each command, then optional ones (``new_str`` defaults to "": a deletion).
 _FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from toolnexus.stores import MEMORY_FILE
+from toolnexus.stores.base import MEMORY_FILE
 
 ROOT = "/memories"
 #: The home's folder holding the topic files.

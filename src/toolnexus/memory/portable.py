@@ -22,7 +22,7 @@ from toolnexus.memory.native import NativeMemory, is_native
 from toolnexus.memory.paths import MAX_DEPTH, MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
 from toolnexus.sources import DEFAULT_ENGINE, resolve
-from toolnexus.stores import MEMORY_FILE, MemoryStore, Plan
+from toolnexus.stores.base import MEMORY_FILE, MemoryStore, Plan
 
 #: ``target`` → the file it edits.
 TARGETS = {"memory": MEMORY_FILE, "user": USER_FILE}

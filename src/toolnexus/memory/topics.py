@@ -20,7 +20,7 @@ from typing import cast
 from toolnexus._reply import ToolReply
 from toolnexus.memory.edits import Voice
 from toolnexus.memory.paths import FOLDER, MAX_FILES, MAX_TOTAL_BYTES, name_problem
-from toolnexus.stores import Change, FolderStore, MemoryStore, Moved, Plan
+from toolnexus.stores.base import Change, FolderStore, MemoryStore, Moved, Plan
 
 __all__ = ["Snapshot", "Topics"]
 

@@ -59,7 +59,7 @@ from toolnexus.sources.registry import (
 from toolnexus.sources.resolve import Location, is_url, resolve, resolve_output, url_to_fs
 from toolnexus.sources.s3 import S3Source
 from toolnexus.sources.tar import TAR, TarSource
-from toolnexus.stores import AzureBlobStore, GcsStore
+from toolnexus.stores.fsspec import AzureBlobStore, GcsStore
 
 __all__ = [
     "DEFAULT_ENGINE",

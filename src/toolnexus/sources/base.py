@@ -14,7 +14,7 @@ from toolnexus.sources.freshness import Changes, FreshFile, NotModified, Validat
 
 if TYPE_CHECKING:
     from toolnexus.sources.children import Pages
-    from toolnexus.stores import MemoryStore
+    from toolnexus.stores.base import MemoryStore
 
 __all__ = ["BootstrapSource", "Entry", "Reading", "SourceBase", "as_source", "by_content", "read_only"]
 

@@ -22,7 +22,7 @@ from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 from toolnexus.sources.registry import ArchiveFile, ArchiveKind, ArchiveOpener
 
 if TYPE_CHECKING:
-    from toolnexus.stores import MemoryStore
+    from toolnexus.stores.base import MemoryStore
 
 __all__ = ["BUNDLE_BLOCK_SIZE", "ZIP", "ZIP_SIGNATURES", "BundleSource", "open_archive"]
 

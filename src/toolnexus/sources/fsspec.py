@@ -24,13 +24,9 @@ from toolnexus.sources.registry import (
     not_a_bundle,
     not_a_folder,
 )
-from toolnexus.stores import (
-    CompareAndSwapStore,
-    FsspecStore,
-    MemoryStore,
-    require_conditional_delete,
-    require_enforced,
-)
+from toolnexus.stores.base import CompareAndSwapStore, MemoryStore
+from toolnexus.stores.fsspec import FsspecStore
+from toolnexus.stores.probe import require_conditional_delete, require_enforced
 
 __all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource"]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from toolnexus.sources.base import BootstrapSource, Entry, Reading, SourceBase, as_source
 
 if TYPE_CHECKING:
-    from toolnexus.stores import MemoryStore
+    from toolnexus.stores.base import MemoryStore
 
 __all__ = ["LayeredSource"]
 

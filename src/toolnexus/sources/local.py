@@ -20,7 +20,8 @@ from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
 from toolnexus.sources.children import Pages, local_children
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.registry import ArchiveFile, archive_for_file, not_a_folder
-from toolnexus.stores import LocalStore, MemoryStore
+from toolnexus.stores.base import MemoryStore
+from toolnexus.stores.local import LocalStore
 
 __all__ = ["RACY_SECONDS", "LocalSource"]
 

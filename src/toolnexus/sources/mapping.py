@@ -17,7 +17,7 @@ from toolnexus.errors import BootstrapError
 from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 
 if TYPE_CHECKING:
-    from toolnexus.stores import Change, Moved, Plan
+    from toolnexus.stores.base import Change, Moved, Plan
 
 __all__ = ["DictSource", "DictStore"]
 

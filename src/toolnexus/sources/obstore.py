@@ -33,8 +33,8 @@ from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.objects import Fetched, ObjectChangedError, ObjectClient, ObjectHome
 from toolnexus.sources.registry import STREAM_BLOCK_SIZE, archive_kind
-from toolnexus.stores import MemoryStore, ObstoreStore
-from toolnexus.stores.obstore import PROTOCOLS, SingleWriterObstoreStore, store_token, store_url
+from toolnexus.stores.base import MemoryStore
+from toolnexus.stores.obstore import PROTOCOLS, ObstoreStore, SingleWriterObstoreStore, store_token, store_url
 
 if TYPE_CHECKING:
     from obstore import GetOptions

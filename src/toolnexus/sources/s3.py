@@ -15,7 +15,7 @@ from toolnexus.sources.base import fs_token
 from toolnexus.sources.children import LIST_PAGE_SIZE, Child, Pages, no_such_prefix
 from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
 from toolnexus.sources.objects import Fetched, ObjectChangedError, ObjectClient, ObjectHome
-from toolnexus.stores import S3Store
+from toolnexus.stores.fsspec import S3Store
 
 __all__ = ["S3Client", "S3Source"]
 

@@ -18,7 +18,7 @@ from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 from toolnexus.sources.registry import ArchiveFile, ArchiveKind
 
 if TYPE_CHECKING:
-    from toolnexus.stores import MemoryStore
+    from toolnexus.stores.base import MemoryStore
 
 __all__ = ["MAX_TAR_SCAN_BYTES", "TAR", "TarSource"]
 
