@@ -63,14 +63,11 @@ class SDKModel:
                 f"the {sdk!r} package is needed for this model: pip install 'toolnexus[{sdk}]'"
             ) from error
         self.model, self.base_url, self.options = model, base_url, options
-        client_options: dict[str, Any] = {
-            "base_url": base_url,
-            "api_key": api_key,
-            "max_retries": max_retries,
-        }
+        self._client_options: dict[str, Any] = dict(
+            base_url=base_url, api_key=api_key, max_retries=max_retries
+        )
         if timeout is not None:  # else the SDK's default
-            client_options["timeout"] = timeout
-        self._client_options = client_options
+            self._client_options["timeout"] = timeout
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 

@@ -118,9 +118,6 @@ class Model(Protocol):
 
 T = TypeVar("T")
 
-#: What the loop and the model adapters use of every tool.
-TOOL_INTERFACE = ("name", "description", "input_schema", "acall")
-
 
 def run_blocking(make: Callable[[], Coroutine[Any, Any, T]], what: str) -> T:
     """Run ``make()`` on a loop of its own; inside a running loop, refuse before creating it."""
@@ -133,7 +130,7 @@ def run_blocking(make: Callable[[], Coroutine[Any, Any, T]], what: str) -> T:
 
 def check_tool(tool: Any) -> None:
     """A :class:`TypeError` now, naming what is missing, rather than a failed call mid-run."""
-    missing = [attribute for attribute in TOOL_INTERFACE if not hasattr(tool, attribute)]
+    missing = [name for name in ("name", "description", "input_schema", "acall") if not hasattr(tool, name)]
     if missing:
         raise TypeError(
             f"{tool!r} is not a tool: it lacks {', '.join(missing)} (wrap a function in Tool(function, "

@@ -77,24 +77,19 @@ class MemoryStore(Protocol):
 
 
 class FolderStore(MemoryStore, Protocol):
-    """A :class:`MemoryStore` that also reaches the other files of its home (topic files);
-    every built-in store is one. ``name`` may hold folders; a write makes missing ones."""
+    """A :class:`MemoryStore` that also reaches the other files of its home (topic files); every
+    built-in store is one. ``name`` may hold folders; a write makes missing ones. ``file``: another
+    file of the home, with the same guarantees; ``listing``: ``{path relative to the home: size}``
+    of every file below ``folder`` (no hidden names); ``remove``: ``False`` if the file was not
+    there; ``rename``: never over an existing file."""
 
-    def file(self, name: str) -> FolderStore:
-        """The store of another file of the same home, with the same guarantees."""
-        ...
+    def file(self, name: str) -> FolderStore: ...
 
-    def listing(self, folder: str) -> dict[str, int]:
-        """Every file below ``folder`` (no hidden names): ``{path relative to the home: size}``."""
-        ...
+    def listing(self, folder: str) -> dict[str, int]: ...
 
-    def remove(self) -> bool:
-        """Delete the file; ``False`` if it was not there."""
-        ...
+    def remove(self) -> bool: ...
 
-    def rename(self, name: str) -> Moved:
-        """Move the file to ``name`` in the same home, never over an existing file."""
-        ...
+    def rename(self, name: str) -> Moved: ...
 
 
 _process_locks: dict[str, threading.Lock] = {}
