@@ -34,8 +34,7 @@ CacheTTL = Literal["5m", "1h"]
 
 #: The shortest prefix Anthropic caches, per model family as its documentation lists it: the first
 #: pattern found in the model's name wins; any other model (Sonnet, older Opus), 1,024 tokens.
-MIN_CACHEABLE_TOKENS = ((r"opus-4-[5-9]", 4096), (r"haiku-4-[5-9]", 4096), (r"haiku", 2048))
-DEFAULT_MIN_CACHEABLE_TOKENS = 1024
+MIN_CACHEABLE_TOKENS = ((r"opus-4-[5-9]", 4096), (r"haiku-4-[5-9]", 4096), (r"haiku", 2048), (r"", 1024))
 
 #: The built-in tool types Anthropic has for a tool's ``native_kind``.
 NATIVE_TOOL_TYPES = {"memory": "memory_20250818"}
@@ -161,8 +160,7 @@ class AnthropicModel(SDKModel):
     def min_cacheable_tokens(self) -> int | None:
         if self.cache_ttl is None:
             return None
-        found = (tokens for pattern, tokens in MIN_CACHEABLE_TOKENS if re.search(pattern, self.model))
-        return next(found, DEFAULT_MIN_CACHEABLE_TOKENS)
+        return next(tokens for pattern, tokens in MIN_CACHEABLE_TOKENS if re.search(pattern, self.model))
 
     def provider_errors(self) -> tuple[type[BaseException], ...]:
         # TypeError: the SDK's word for "no API key or other credentials found"
