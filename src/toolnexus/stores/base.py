@@ -151,7 +151,10 @@ class CompareAndSwapStore:
     ) -> None:
         self.fs: Any = getattr(home, "fs", None)
         self.probe, self.delete_probe = probe, delete_probe
-        self.home, self.name, self.path, self.location = home, name, home.path_of(name), home.location
+        self.home = home
+        self.name = name
+        self.path: str = home.path_of(name)
+        self.location: str = home.location
         self._lock = process_lock(f"{id(self.client)}:{self.path}")
 
     @property
