@@ -108,14 +108,12 @@ class ObstoreStore(CompareAndSwapStore):
         return Stored(bytes(data[:READ_LIMIT]), _version(result.meta), lineage)
 
     def put(self, path: str, data: bytes, version: str | None) -> bool:
-        return self._put(path, data, version, None)
+        return self.put_with_lineage(path, data, version, None)
 
-    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
-        return self._put(path, data, version, {self._lineage_key(): lineage})
-
-    def _put(self, path: str, data: bytes, version: str | None, attributes: dict[str, str] | None) -> bool:
+    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
         import obstore  # noqa: PLC0415
 
+        attributes = None if lineage is None else {self._lineage_key(): lineage}
         mode: Any = "create" if version is None else json.loads(version)
         try:
             obstore.put(self.client, path, data, mode=mode, attributes=attributes, use_multipart=False)

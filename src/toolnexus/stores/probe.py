@@ -20,7 +20,6 @@ from collections.abc import Callable
 
 from toolnexus.errors import BootstrapError, read_error
 from toolnexus.stores.base import CompareAndSwapStore
-from toolnexus.stores.lineage import Stored
 
 __all__ = ["forget_verdicts", "refusal", "require_conditional_delete", "require_enforced"]
 
@@ -94,10 +93,8 @@ def _probe(store: CompareAndSwapStore, check: Callable[[CompareAndSwapStore, str
     path = store.home.path_of(f".toolnexus-probe-{secrets.token_hex(8)}")
     data = b"toolnexus conditional-write probe\n"
     try:
-        if not store.put(path, data, None):
-            got = store.get(path)
-            if (got.data if isinstance(got, Stored) else got[0]) != data:
-                raise BootstrapError(f"{path}: a freshly named probe object already exists")
+        if not store.put(path, data, None) and store.get(path)[0] != data:
+            raise BootstrapError(f"{path}: a freshly named probe object already exists")
         return check(store, path)
     except Exception as error:
         raise read_error(error, store.location, store.name, action="write") from error
