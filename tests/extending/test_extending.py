@@ -20,7 +20,7 @@ from typing import Any
 import fsspec
 import pytest
 
-from toolnexus import sources
+from toolnexus import sources, stores
 from toolnexus.agents import BootstrapError, DictSource, SoulCache, compose_soul, inspect_soul, memory_tool
 from toolnexus.sources import registry, resolve
 from toolnexus.stores.base import Change
@@ -69,6 +69,15 @@ def test_contributing_shows_the_same_one_file_backend() -> None:
     assert code.count("register_filesystem_source(") == 1  # the one registration line
     assert "def changed_since(" in code
     assert "class KVStore(CompareAndSwapStore)" in code
+
+
+def test_the_stores_surface_is_what_the_page_builds_a_store_from() -> None:
+    """Every other name of the stores is imported from its module, inside toolnexus."""
+    page = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    assert stores.__all__ == ["CompareAndSwapStore", "Stored"]
+    assert "from toolnexus.stores import CompareAndSwapStore" in page
+    assert "`Stored(data, version," in page
+    assert "(from `toolnexus.stores`)" in page
 
 
 @pytest.mark.parametrize("layer", ["soul", "skills", "memory", "fleet", "runtime", "models", "cli"])
