@@ -13,7 +13,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
-from toolnexus.cli._budget import budget_options
+from toolnexus._tokens import DEFAULT_ENCODING
+from toolnexus.composer.budget import Budget
+from toolnexus.composer.profiles import PROFILES
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
@@ -81,9 +83,40 @@ def location(value: str) -> str:
     return value
 
 
+def whole(least: int) -> Callable[[str], int]:
+    """``type=`` for a whole number of at least ``least``, written in digits."""
+
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < least:
+            raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, got {text!r}")
+        return int(text)
+
+    return parse
+
+
+def seconds(wording: str, *, finite: bool = True) -> Callable[[str], float]:
+    """``type=`` for a number of seconds above 0 (``finite``: and not ``inf``), refused in ``wording``."""
+
+    def parse(text: str) -> float:
+        try:
+            number = float(text)
+        except ValueError:
+            number = float("nan")
+        if not number > 0 or (finite and number == float("inf")):
+            raise argparse.ArgumentTypeError(f"expected {wording}, got {text!r}")
+        return number
+
+    return parse
+
+
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     """``"1 line ending"``, ``"2 line endings"``: every count the commands print goes through here."""
     return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+
+
+def home(locations: Sequence[str]) -> str | list[str]:
+    """One location as itself; several are layers, base first."""
+    return locations[0] if len(locations) == 1 else list(locations)
 
 
 def add_command(
@@ -95,16 +128,21 @@ def add_command(
     *,
     symlinks: bool = True,
     budget: bool = False,
+    located: bool = True,
+    **settings: Any,
 ) -> argparse.ArgumentParser:
-    """A subcommand with the location options (``budget``: and the budget options), ``summary`` as
-    its help and ``example`` as its epilog."""
+    """A subcommand with ``summary`` as its help and description and ``example`` (one line, or an
+    epilog laid out by hand) after the options; ``located``: the location options (``symlinks``:
+    with ``--follow-external-symlinks``), ``budget``: the budget options. ``settings`` go to argparse."""
+    parents = [location_options(symlinks=symlinks)] if located else []
+    settings = {"description": summary[0].upper() + summary[1:] + ".", **settings}
     parser = subparsers.add_parser(
         name,
-        parents=[location_options(symlinks=symlinks), *([budget_options()] if budget else [])],
+        parents=parents + ([budget_options()] if budget else []),
         help=summary,
-        description=summary[0].upper() + summary[1:] + ".",
-        epilog=example if example.startswith("example") else f"example:\n  {example}",
+        epilog=example if "\n" in example else f"example:\n  {example}",
         formatter_class=FORMATTER,
+        **settings,
     )
     parser.set_defaults(handler=handler)
     return parser
@@ -187,6 +225,60 @@ def location_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "follow_external_symlinks": args.follow_external_symlinks,
         "engine": args.engine,
     }
+
+
+def _encoding(text: str) -> str:
+    """``type=`` for ``--tokens``: an encoding name, not the location it swallowed by mistake."""
+    if not text or any(mark in text for mark in "/\\.:") or os.path.exists(text):
+        raise argparse.ArgumentTypeError(
+            f"expected a tiktoken encoding name, got {text!r}; put the location before --tokens, "
+            f"or write --tokens={DEFAULT_ENCODING}"
+        )
+    return text
+
+
+def budget_options() -> argparse.ArgumentParser:
+    """A parent parser with the options that fit a soul to a model: budget and profile."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("budget options")
+    group.add_argument(
+        "--per-file",
+        type=whole(1),
+        metavar="N",
+        help="cut each file's body to N characters (tokens with --tokens): head, one marker line, tail",
+    )
+    group.add_argument(
+        "--total",
+        type=whole(1),
+        metavar="N",
+        help="fit the whole soul in N characters (tokens with --tokens), shared fairly among the files",
+    )
+    group.add_argument(
+        "--tokens",
+        nargs="?",
+        const=DEFAULT_ENCODING,
+        type=_encoding,
+        metavar="ENCODING",
+        help=f"count tokens instead of characters with this tiktoken encoding (default {DEFAULT_ENCODING}, "
+        "bundled; needs pip install 'toolnexus[tokens]')",
+    )
+    group.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        help="compose only this session profile's files (group: all but MEMORY.md; "
+        "subagent: AGENTS.md and TOOLS.md; heartbeat: HEARTBEAT.md; cron; main: all)",
+    )
+    return parent
+
+
+def budget_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """``budget`` and ``profile`` for ``compose_soul`` and friends, from :func:`budget_options`."""
+    budget = None
+    if args.tokens is not None:
+        budget = Budget(per_file=args.per_file, total=args.total, unit="tokens", tokenizer=args.tokens)
+    elif args.per_file is not None or args.total is not None:
+        budget = Budget(per_file=args.per_file, total=args.total)
+    return {"budget": budget, "profile": args.profile}
 
 
 # -- output -----------------------------------------------------------------------------------

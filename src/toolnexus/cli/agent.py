@@ -12,15 +12,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolnexus.agents import Agent, AnthropicModel, OpenAIChatModel, RunResult, agent_from_dir
-from toolnexus.cli._budget import budget_kwargs, budget_options
 from toolnexus.cli._support import (
-    FORMATTER,
+    Handler,
     Subparsers,
+    add_command,
+    budget_kwargs,
     emit,
     emit_json,
     location,
-    location_options,
     plural,
+    seconds,
+    whole,
 )
 from toolnexus.cli.chat import converse
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS
@@ -130,37 +132,11 @@ def _base_url(text: str) -> str:
     raise argparse.ArgumentTypeError(f"expected a URL with its scheme, like {example}, got {text!r}")
 
 
-def _count(text: str, least: int = 0) -> int:
-    """A whole number of at least ``least``, with the argument's own error if not."""
-    if not text.isdigit() or int(text) < least:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, got {text!r}")
-    return int(text)
-
-
-def _turns(text: str) -> int:
-    return _count(text, least=1)
-
-
-def _seconds(text: str) -> float:
-    """A positive number of seconds."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = float("nan")
-    if not seconds > 0 or seconds == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return seconds
-
-
-def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        name,
-        parents=[location_options(symlinks=False), budget_options()],
-        help=summary,
-        description=summary[0].upper() + summary[1:] + ".",
-        epilog=epilog,
-        formatter_class=FORMATTER,
-    )
+def _add(
+    subparsers: Subparsers, name: str, summary: str, epilog: str, handler: Handler
+) -> argparse.ArgumentParser:
+    """``ask`` or ``chat``: the home, then the model options they share."""
+    parser = add_command(subparsers, name, summary, epilog, handler, symlinks=False, budget=True)
     parser.add_argument("home", type=location, metavar="HOME", help=_HOME_HELP)
     model = parser.add_argument_group("model options")
     model.add_argument("--model", help="model name (default: $TOOLNEXUS_MODEL)")
@@ -179,20 +155,20 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
     )
     model.add_argument(
         "--max-retries",
-        type=_count,
+        type=whole(0),
         metavar="N",
         default=2,
         help="retries of a failed model call, with the SDK's backoff (default: %(default)s; 0 fails fast)",
     )
     model.add_argument(
         "--timeout",
-        type=_seconds,
+        type=seconds("a positive number of seconds"),
         metavar="SECONDS",
         help="give up on a model call after this long (default: the SDK's, 10 minutes)",
     )
     model.add_argument(
         "--max-turns",
-        type=_turns,
+        type=whole(1),
         metavar="N",
         default=DEFAULT_MAX_TURNS,
         help="model calls per answer, at least 1 (default: %(default)s)",
@@ -216,13 +192,11 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
 
 def register(subparsers: Subparsers) -> None:
     """Add ``ask HOME PROMPT`` and ``chat HOME``."""
-    ask = _add(subparsers, "ask", "ask a persona one question and print its answer", _ASK_EXAMPLES)
+    ask = _add(subparsers, "ask", "ask a persona one question and print its answer", _ASK_EXAMPLES, _ask)
     ask.add_argument("prompt", metavar="PROMPT", help="what to ask")
     ask.add_argument(
         "--json",
         action="store_true",
         help='print {"text", "status", "turns", "usage"} as one object instead of the answer',
     )
-    ask.set_defaults(handler=_ask)
-    chat = _add(subparsers, "chat", "talk with a persona, one line per message", _CHAT_EXAMPLES)
-    chat.set_defaults(handler=_chat)
+    _add(subparsers, "chat", "talk with a persona, one line per message", _CHAT_EXAMPLES, _chat)

@@ -9,13 +9,14 @@ import sys
 from typing import Any
 
 from toolnexus.agents import SkillSet, SoulReport, compose_soul, inspect_soul, load_skills
-from toolnexus.cli._budget import budget_kwargs
 from toolnexus.cli._support import (
     EXIT_ERROR,
     Subparsers,
     add_command,
+    budget_kwargs,
     emit,
     emit_json,
+    home,
     location,
     location_kwargs,
     warn,
@@ -31,11 +32,6 @@ LOCATION_HELP = (
     "several are layers, base first (the topmost layer holding a file wins)"
 )
 _JSON_HELP = "print the full report as JSON (the same as soul --json and inspect --json)"
-
-
-def home(locations: list[str]) -> str | list[str]:
-    """One location as itself; several are layers, base first."""
-    return locations[0] if len(locations) == 1 else locations
 
 
 def _report_json(report: SoulReport) -> dict[str, Any]:
@@ -59,6 +55,10 @@ def _warn_if_empty(report: SoulReport, profile: str | None) -> None:
         warn(f"no bootstrap file{of_profile} in {report.location}")
 
 
+def _skills(args: argparse.Namespace) -> SkillSet:
+    return load_skills(home(args.location), storage_options=args.storage_options, engine=args.engine)
+
+
 def _soul(args: argparse.Namespace) -> int:
     if args.json:
         report = inspect_soul(home(args.location), **_options(args))
@@ -79,9 +79,7 @@ def _inspect(args: argparse.Namespace) -> int:
     else:
         emit(format_table(report))
         try:
-            skills = load_skills(
-                home(args.location), storage_options=args.storage_options, engine=args.engine
-            )
+            skills = _skills(args)
         except (OSError, ValueError):
             skills = SkillSet()  # the table has said what cannot be read
         if len(skills):
@@ -104,9 +102,7 @@ def _check(args: argparse.Namespace) -> int:
         return 1
     if not (args.quiet or args.json):
         emit("".join(f"{name}\n" for name in report.found))
-    warnings = load_skills(
-        home(args.location), storage_options=args.storage_options, engine=args.engine
-    ).warnings
+    warnings = _skills(args).warnings
     for message in () if args.quiet else warnings:
         warn(message)
     return 1 if args.strict and warnings else 0
