@@ -34,14 +34,11 @@ class Recorder:
 
     def __init__(self, store: Any) -> None:
         self.store = store
-        self.location: str = store.location
-        self.name: str = store.name
         self.seen: bytes | None = None
         self.change: Any = None
 
-    def read(self) -> bytes | None:
-        data: bytes | None = self.store.read()
-        return data
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
 
     def update(self, plan: Callable[[bytes | None], Any]) -> Any:
         def recorded(current: bytes | None) -> Any:
@@ -73,7 +70,7 @@ def refusal(
 ) -> str:
     """Why the tool refused, for a person: from the very bytes it refused to edit."""
     where = file_in(recorder.location, recorder.name)
-    view = shell_command(homes, "view", *_target_words(recorder.name))
+    view = shell_command(homes, "view", *(("--target", "user") if recorder.name == "USER.md" else ()))
     for field in ("content", "old"):
         if field in arguments and not str(arguments[field]).strip():
             what = "the note" if field == "content" else "the text to find"
@@ -135,10 +132,6 @@ def _would_grow_past_cap(action: str, arguments: dict[str, Any], seen: bytes | N
     elif action == "replace":
         size += len(str(arguments.get("new", "")).encode()) - len(str(arguments.get("old", "")).encode())
     return size > MAX_BOOTSTRAP_FILE_BYTES
-
-
-def _target_words(name: str) -> tuple[str, ...]:
-    return ("--target", "user") if name == "USER.md" else ()
 
 
 def _quoted(text: str) -> str:

@@ -187,14 +187,13 @@ class _StorageOption(argparse.Action):
 ENGINES = ("fsspec", "obstore")
 
 
-def location_options(*, symlinks: bool = True, dest: str = "storage_options") -> argparse.ArgumentParser:
-    """A parent parser with the options location subcommands share (``symlinks``: reading ones;
-    ``dest``: where ``-o`` collects, for a nested parser that must not overwrite its parent's)."""
+def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
+    """A parent parser with the options location subcommands share (``symlinks``: reading ones)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("location options")
     group.add_argument(
         "-o",
-        dest=dest,
+        dest="storage_options",
         action=_StorageOption,
         metavar="KEY=VALUE",
         help="storage option for fsspec (repeatable); dots nest: -o s3.KEY=VALUE keys it to the s3 hop "
@@ -204,8 +203,7 @@ def location_options(*, symlinks: bool = True, dest: str = "storage_options") ->
         "--engine",
         choices=ENGINES,
         metavar="NAME",
-        # A nested parser's default would reset the value its parent parsed: it sets none.
-        default="fsspec" if dest == "storage_options" else argparse.SUPPRESS,
+        default="fsspec",
         help="client for s3://, gs:// and az:// URLs: fsspec (the default) or obstore (less CPU; "
         "pip install 'toolnexus[obstore]'); -o then takes obstore's options",
     )

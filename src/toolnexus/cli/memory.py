@@ -11,10 +11,18 @@ import sys
 from collections.abc import Sequence
 from typing import Any, cast
 
-from toolnexus.agents import BootstrapError, memory_tool, read_bootstrap_file
+from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, BootstrapError, memory_tool, read_bootstrap_file
 from toolnexus.cli._memory_messages import Recorder, file_in, outcome, refusal, shell_command
-from toolnexus.cli._memory_view import view
-from toolnexus.cli._support import Parser, Subparsers, emit, emit_json, location, location_options
+from toolnexus.cli._support import (
+    EXIT_ERROR,
+    Parser,
+    Subparsers,
+    emit,
+    emit_json,
+    home,
+    location,
+    location_options,
+)
 
 __all__ = ["EXIT_REFUSED", "register"]
 
@@ -33,27 +41,8 @@ _EXAMPLES = """examples (on a copy: append and friends edit the file in place):
   toolnexus memory s3://bucket/aster -o profile=prod append "Prefers short answers."
 """
 
-#: Where ``-o`` given after the action collects (merged over the ones before it, key by key).
-_LATE_OPTIONS = "late_storage_options"
-#: Where the locations below the top one go (see :class:`_MemoryParser`).
-_LOWER_LAYERS = "lower_layers"
 #: ``--target`` → the file it works on (the memory tool's ``target``).
 TARGETS = {"memory": "MEMORY.md", "user": "USER.md"}
-#: Options of ``memory`` that take a value, for finding where the locations end.
-_VALUED = ("-o", "--target", "--file", "--engine")
-
-
-def _merged(base: dict[str, Any] | None, late: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``-o`` before and after the action as one mapping; a later key wins, nested hops merge."""
-    if not late:
-        return base
-    merged = dict(base or {})
-    for key, value in late.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merged(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 class _MemoryParser(Parser):
@@ -67,13 +56,11 @@ class _MemoryParser(Parser):
         words = list(sys.argv[1:] if args is None else args)
         locations: list[int] = []
         index = 0
-        while index < len(words) and words[index] not in _ACTIONS:
-            word = words[index]
-            if word == "--":
-                break
-            if word in _VALUED:
-                index += 1
-            elif not word.startswith("-") or word == "-":
+        while index < len(words) and words[index] not in _ACTIONS and words[index] != "--":
+            option = self._option_string_actions.get(words[index])
+            if option is not None and option.nargs != 0:
+                index += 1  # its value
+            elif not words[index].startswith("-") or words[index] == "-":
                 locations.append(index)
             index += 1
         if index >= len(words) or words[index] not in _ACTIONS:
@@ -82,6 +69,22 @@ class _MemoryParser(Parser):
         moved = [part for i in sorted(lower) for part in ("--lower-layer", words[i])]
         rest = [word for i, word in enumerate(words) if i not in lower]
         return super().parse_known_args(moved + rest, namespace)
+
+
+class _Actions(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """The action's words are parsed into the namespace so far (argparse starts a fresh one): an
+    option given before the action keeps its value unless given again, and ``-o`` adds to it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        name, *words = cast(Sequence[str], values)
+        setattr(namespace, self.dest, name)
+        self.choices[name].parse_known_args(words, namespace)  # leftovers are its own error
 
 
 _SINGLE_WRITER_HELP = (
@@ -93,30 +96,75 @@ _FILE_HELP = "a topic file below memory/ instead, like projects/aster.md (view, 
 _JSON_HELP = 'print {"action", "ok", "reply"} as one object on stdout (exit status as without)'
 
 
-def _tool(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> Any:
-    home = homes[0] if len(homes) == 1 else homes
+def _say(text: str) -> None:
+    print(f"toolnexus: {text}", file=sys.stderr)
+
+
+def _view(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
+    """Print the file from the home (several: layers, base first), as the soul reads it; notes
+    about it go to stderr."""
+    name = TARGETS[args.target]
+    found = read_bootstrap_file(home(homes), name, storage_options=options, engine=args.engine)
+    if args.json:
+        emit_json({"action": "view", "ok": True, "reply": "" if found is None else found.text})
+        return 0
+    if found is None:
+        _say(f"no {name} in {' + '.join(homes)} (no notes yet)")
+        return 0
+    where, report = file_in(found.location, name), found.report
+    if report.status == "skipped":
+        _say(f"error: {where} is not a regular file, so it is not read")
+        return EXIT_ERROR
+    if report.layer is not None:
+        _say(f"{name} comes from the layer {report.layer} (layers, base first: {found.home})")
+    if report.encoding not in (None, "utf-8"):
+        _say(
+            f"{where} is {report.encoding.upper()} text, shown decoded as the soul reads it; append, "
+            "replace and remove leave it alone until it is converted to UTF-8"
+        )
+    if report.truncated:
+        cap = MAX_BOOTSTRAP_FILE_BYTES
+        _say(f"{where} is over the {cap}-byte limit: shown up to the limit, as the soul has it")
+    if report.invalid_bytes_replaced:
+        count = report.invalid_bytes_replaced
+        _say(f"{where} has {count} invalid byte{'s' if count > 1 else ''}, shown as U+FFFD")
+    if not found.text:
+        _say(f"{where} is empty (no notes yet)")
+        return 0
+    emit(found.text if found.text.endswith("\n") else found.text + "\n")
+    return 0
+
+
+def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
+    """An edit (or ``--file``'s view) through the memory tool; with ``--file`` the tool's reply is
+    what a person reads (its own words name the file and what to do)."""
     try:
-        return memory_tool(
-            home, storage_options=options, single_writer=args.single_writer, engine=args.engine
+        tool = memory_tool(
+            home(homes), storage_options=options, single_writer=args.single_writer, engine=args.engine
         )
     except OSError as error:
         if error.errno != errno.EROFS:
             raise
         hint = f"it can be read ({shell_command(homes, 'view')}), not edited"
         raise BootstrapError(f"{error}; {hint}") from error
-
-
-def _topic(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
-    """``--file PATH``: the portable tool's command on a topic file below ``memory/``; its reply
-    is what a person reads (the tool's own words name the file and what to do)."""
-    arguments: dict[str, Any] = {"command": args.action, "file": args.file}
+    arguments: dict[str, Any] = {"command": args.action}
+    if args.file is None:
+        arguments["target"] = args.target
+        name = TARGETS[args.target]
+        recorder = tool.stores[name] = Recorder(tool.stores[name])
+    else:
+        arguments["file"] = args.file
     for field in ("content", "old", "new"):
         if getattr(args, field, None) is not None:
             arguments[field] = getattr(args, field)
-    reply = _tool(args, homes, options).tool(**arguments)
+    reply = tool.tool(**arguments)
     refused = bool(getattr(reply, "is_error", str(reply).startswith("error:")))
     if args.json:
         emit_json({"action": args.action, "ok": not refused, "reply": str(reply)})
+    elif args.file is None and refused:
+        sys.stderr.write(refusal(args.action, arguments, recorder, homes, str(reply)) + "\n")
+    elif args.file is None:
+        emit(outcome(args.action, arguments, recorder) + "\n")
     elif args.action == "view" and not refused:
         emit(str(reply).rstrip("\n") + "\n")
     else:
@@ -126,54 +174,22 @@ def _topic(args: argparse.Namespace, homes: list[str], options: dict[str, Any] |
     return EXIT_REFUSED if refused else 0
 
 
-def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
-    name = TARGETS[args.target]
-    tool = _tool(args, homes, options)
-    recorder = tool.stores[name] = Recorder(tool.stores[name])
-    arguments: dict[str, Any] = {"command": args.action, "target": args.target}
-    for field in ("content", "old", "new"):
-        if getattr(args, field, None) is not None:
-            arguments[field] = getattr(args, field)
-    reply = tool.tool(**arguments)
-    refused = bool(getattr(reply, "is_error", str(reply).startswith("error:")))
-    if args.json:
-        emit_json({"action": args.action, "ok": not refused, "reply": str(reply)})
-        return EXIT_REFUSED if refused else 0
-    if refused:
-        sys.stderr.write(refusal(args.action, arguments, recorder, homes, str(reply)) + "\n")
-        return EXIT_REFUSED
-    emit(outcome(args.action, arguments, recorder) + "\n")
-    return 0
-
-
 def _run(args: argparse.Namespace) -> int:
-    homes = [*(getattr(args, _LOWER_LAYERS, None) or []), args.location]
-    options = _merged(args.storage_options, getattr(args, _LATE_OPTIONS, None))
-    if getattr(args, "file", None) is not None:
-        if args.target != "memory":
-            raise BootstrapError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
-        return _topic(args, homes, options)
-    if args.action == "view" and args.json:
-        home = homes[0] if len(homes) == 1 else homes
-        found = read_bootstrap_file(home, TARGETS[args.target], storage_options=options, engine=args.engine)
-        emit_json({"action": "view", "ok": True, "reply": "" if found is None else found.text})
-        return 0
-    if args.action == "view":
-        return view(homes, TARGETS[args.target], options, args.engine)
-    return _edit(args, homes, options)
+    homes = [*(args.lower_layers or []), args.location]
+    if args.file is not None and args.target != "memory":
+        raise BootstrapError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
+    if args.action == "view" and args.file is None:
+        return _view(args, homes, args.storage_options)
+    return _edit(args, homes, args.storage_options)
 
 
-def _shared_options(parser: argparse.ArgumentParser, *, late: bool) -> None:
-    """``--target``, ``--file`` and ``--single-writer``, before the action or (``late``) after it."""
-    target: Any = argparse.SUPPRESS if late else "memory"
-    single_writer: Any = argparse.SUPPRESS if late else False
-    parser.add_argument("--target", choices=list(TARGETS), default=target, help=_TARGET_HELP)
-    file: Any = argparse.SUPPRESS if late else None
-    parser.add_argument("--file", metavar="PATH", default=file, help=_FILE_HELP)
-    parser.add_argument(
-        "--single-writer", action="store_true", default=single_writer, help=_SINGLE_WRITER_HELP
-    )
-    parser.add_argument("--json", action="store_true", default=single_writer, help=_JSON_HELP)
+def _shared_options(parser: argparse.ArgumentParser) -> None:
+    """``-o``, ``--engine``, ``--target``, ``--file``, ``--single-writer`` and ``--json``: accepted
+    before the action and after it."""
+    parser.add_argument("--target", choices=list(TARGETS), default="memory", help=_TARGET_HELP)
+    parser.add_argument("--file", metavar="PATH", help=_FILE_HELP)
+    parser.add_argument("--single-writer", action="store_true", help=_SINGLE_WRITER_HELP)
+    parser.add_argument("--json", action="store_true", help=_JSON_HELP)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -196,12 +212,13 @@ def register(subparsers: Subparsers) -> None:
         "are layers, base first (view shows the merged files; edits go to the top layer)",
     )
     parser.add_argument(
-        "--lower-layer", dest=_LOWER_LAYERS, action="append", type=location, help=argparse.SUPPRESS
+        "--lower-layer", dest="lower_layers", action="append", type=location, help=argparse.SUPPRESS
     )
-    _shared_options(parser, late=False)
+    _shared_options(parser)
     actions = cast(
         Subparsers,
         parser.add_subparsers(
+            action=_Actions,
             dest="action",
             required=True,
             metavar="{view,append,replace,remove}",
@@ -209,9 +226,8 @@ def register(subparsers: Subparsers) -> None:
             prog=f"{parser.prog} LOCATION [LOCATION ...]",  # not the whole usage line above
         ),
     )
-    # The options are accepted after the action too: its parser must not reset the ones before.
-    late = [location_options(symlinks=False, dest=_LATE_OPTIONS)]
-    view_parser = actions.add_parser("view", parents=late, help="print the file (any readable home)")
+    late = [location_options(symlinks=False)]
+    view = actions.add_parser("view", parents=late, help="print the file (any readable home)")
     append = actions.add_parser("append", parents=late, help="add a note at the end")
     append.add_argument("content", metavar="TEXT")
     replace = actions.add_parser("replace", parents=late, help="replace text that occurs exactly once")
@@ -219,6 +235,6 @@ def register(subparsers: Subparsers) -> None:
     replace.add_argument("new", metavar="NEW")
     remove = actions.add_parser("remove", parents=late, help="delete text that occurs exactly once")
     remove.add_argument("old", metavar="OLD")
-    for action in (view_parser, append, replace, remove):
-        _shared_options(action, late=True)
+    for action in (view, append, replace, remove):
+        _shared_options(action)
     parser.set_defaults(handler=_run)
