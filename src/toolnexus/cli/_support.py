@@ -9,6 +9,7 @@ import difflib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
@@ -313,3 +314,33 @@ def emit_json(value: Any) -> None:
 def warn(message: str) -> None:
     """A ``toolnexus: warning: …`` line on stderr, unless the command runs with ``-q``."""
     _WARNINGS.warning(message)
+
+
+# -- the library's messages in the command line's words: flags and nouns, never Python names --
+
+
+#: ``NAME=VALUE`` a message tells the caller to pass, and the flag that does it.
+_ARGUMENTS = {
+    "force=True": "--force",
+    "follow_external_symlinks=True": "--follow-external-symlinks",
+    "single_writer=True": "--single-writer",
+    "memory=False": "--no-memory",
+}
+
+#: ``pass single_writer=True (CLI: --single-writer)``: the library's own hint for the CLI goes too.
+_PASS = re.compile(r"\b(?P<argument>\w+=\w+)(?: \(CLI: --[\w-]+\))?")
+
+#: Python names the library uses as nouns, and what they are called on the command line.
+_NOUNS = (
+    ("storage_options", "-o options"),
+    ("memory_tool", "the memory tool"),
+    ("write_bundle", "toolnexus bundle"),
+)
+
+
+def for_people(message: str) -> str:
+    """``message`` with each Python argument and name it mentions as the CLI's flag or noun."""
+    message = _PASS.sub(lambda match: _ARGUMENTS.get(match["argument"], match[0]), message)
+    for python, cli in _NOUNS:
+        message = message.replace(python, cli)
+    return message

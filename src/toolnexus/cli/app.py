@@ -21,8 +21,7 @@ from toolnexus.cli import completion as completion_cli
 from toolnexus.cli import memory as memory_cli
 from toolnexus.cli import persona as persona_cli
 from toolnexus.cli import skills as skills_cli
-from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit
-from toolnexus.cli._wording import for_people
+from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit, for_people
 
 __all__ = ["REGISTRARS", "build_parser", "main"]
 

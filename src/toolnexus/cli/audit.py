@@ -13,8 +13,16 @@ from collections.abc import Callable
 from typing import Any
 
 from toolnexus.agents import AUDIT_ISSUES, AuditSummary, audit, dask_client
-from toolnexus.cli._support import Subparsers, add_command, budget_kwargs, emit, location, seconds, whole
-from toolnexus.cli._wording import for_people
+from toolnexus.cli._support import (
+    Subparsers,
+    add_command,
+    budget_kwargs,
+    emit,
+    for_people,
+    location,
+    seconds,
+    whole,
+)
 from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
 from toolnexus.fleet.output import report_file
 from toolnexus.sources import is_url

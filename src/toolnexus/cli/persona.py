@@ -16,13 +16,13 @@ from toolnexus.cli._support import (
     budget_kwargs,
     emit,
     emit_json,
+    for_people,
     home,
     location,
     location_kwargs,
     plural,
     warn,
 )
-from toolnexus.cli._wording import for_people
 from toolnexus.cli.skills import skill_rows
 
 __all__ = ["LOCATION_HELP", "home", "register"]
