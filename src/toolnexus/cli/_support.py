@@ -152,16 +152,9 @@ def add_command(
 # -- shared options ---------------------------------------------------------------------------
 
 
-def _option_value(raw: str) -> Any:
-    """JSON where it parses (``50``, ``true``, ``{"a": 1}``), else the string as typed."""
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
-
-
 class _StorageOption(argparse.Action):
-    """``-o KEY=VALUE``; dots nest: ``-o s3.endpoint_url=URL`` sets ``{"s3": {"endpoint_url": URL}}``."""
+    """``-o KEY=VALUE``; dots nest: ``-o s3.endpoint_url=URL`` sets ``{"s3": {"endpoint_url": URL}}``.
+    VALUE is JSON where it parses (``50``, ``true``, ``{"a": 1}``), else the string as typed."""
 
     def __call__(
         self,
@@ -180,12 +173,11 @@ class _StorageOption(argparse.Action):
             table = table.setdefault(part, {})
             if not isinstance(table, dict):
                 raise argparse.ArgumentError(self, f"{key}: {part!r} already holds a value, not options")
-        table[path[-1]] = _option_value(raw)
+        try:
+            table[path[-1]] = json.loads(raw)
+        except ValueError:
+            table[path[-1]] = raw
         setattr(namespace, self.dest, options)
-
-
-#: ``--engine`` choices: how object-store URLs are reached.
-ENGINES = ("fsspec", "obstore")
 
 
 def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
@@ -202,7 +194,7 @@ def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
     )
     group.add_argument(
         "--engine",
-        choices=ENGINES,
+        choices=("fsspec", "obstore"),
         metavar="NAME",
         default="fsspec",
         help="client for s3://, gs:// and az:// URLs: fsspec (the default) or obstore (less CPU; "

@@ -66,9 +66,7 @@ def _require_key(provider: str, base_url: str | None) -> None:
     """Name the variable to set, before the SDK fails with its own wording. An OpenAI-compatible
     ``--base-url`` needs no key (one is made up); the anthropic SDK always wants one."""
     variables = KEY_VARIABLES[provider]
-    if any(os.environ.get(variable) for variable in variables):
-        return
-    if provider == "openai" and base_url is not None:
+    if any(os.environ.get(variable) for variable in variables) or (provider == "openai" and base_url):
         return
     if base_url is None:
         local = " (or pass --base-url for a local server that needs none)" if provider == "openai" else ""

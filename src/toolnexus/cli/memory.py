@@ -17,6 +17,7 @@ from toolnexus.cli._support import (
     EXIT_ERROR,
     Parser,
     Subparsers,
+    add_command,
     emit,
     emit_json,
     home,
@@ -98,8 +99,6 @@ _JSON_HELP = 'print {"action", "ok", "reply"} as one object on stdout (exit stat
 
 # -- what memory tells a person: a Recorder around the tool's store keeps what the edit saw and
 # decided, and the lines below word it for a person, not a model
-
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def file_in(location: str, name: str) -> str:
@@ -194,7 +193,7 @@ def _unreadable(seen: bytes, where: str) -> str | None:
             "(it was written outside toolnexus), so "
             "it is not edited; shorten it in an editor first. Nothing was changed"
         )
-    if seen[:2] in _UTF16_BOMS:
+    if seen[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark
         return (
             f"toolnexus: {where} is UTF-16 text and toolnexus edits only UTF-8, so nothing was "
             "changed; convert it to UTF-8 first (e.g. with iconv -f UTF-16 -t UTF-8)"
@@ -323,13 +322,14 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
 
 def register(subparsers: Subparsers) -> None:
     """Add ``memory LOCATION [LOCATION ...] {view|append TEXT|replace OLD NEW|remove OLD}``."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "memory",
-        parents=[location_options(symlinks=False)],
-        help="view or edit a persona's MEMORY.md or USER.md",
+        "view or edit a persona's MEMORY.md or USER.md",
+        _EXAMPLES,
+        _run,
+        symlinks=False,
         description="View or edit a persona's MEMORY.md (or USER.md) with the memory tool's rules.",
-        epilog=_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="%(prog)s [options] LOCATION [LOCATION ...] {view,append,replace,remove} ...",
     )
     parser.__class__ = _MemoryParser  # add_parser builds the parent's class; this one only adds a step
@@ -366,4 +366,3 @@ def register(subparsers: Subparsers) -> None:
     remove.add_argument("old", metavar="OLD")
     for action in (view, append, replace, remove):
         _shared_options(action)
-    parser.set_defaults(handler=_run)

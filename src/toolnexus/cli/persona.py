@@ -62,15 +62,9 @@ def _skills(args: argparse.Namespace) -> SkillSet:
 # -- inspect's table: one row per bootstrap name, then a summary (and the budget's) ---------
 
 
-def _reason(file: FileReport, location: str) -> str:
-    """Why a row is skipped or an error, short: the location is on the summary line already."""
-    reason = for_people(file.reason or "").replace(f" in {location}", "")
-    return reason.removeprefix(f"{file.name} ")
-
-
 def _notes(file: FileReport, location: str) -> str:
-    if file.status in ("skipped", "error"):
-        return _reason(file, location)
+    if file.status in ("skipped", "error"):  # why, short: the location is on the summary line
+        return for_people(file.reason or "").replace(f" in {location}", "").removeprefix(f"{file.name} ")
     notes = ["truncated at the cap"] if file.truncated else []
     if file.encoding not in (None, "utf-8"):
         notes.append(file.encoding)
