@@ -228,11 +228,11 @@ def _say(text: str) -> None:
     print(f"toolnexus: {text}", file=sys.stderr)
 
 
-def _view(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
+def _view(args: argparse.Namespace, homes: list[str]) -> int:
     """Print the file from the home (several: layers, base first), as the soul reads it; notes
     about it go to stderr."""
     name = TARGETS[args.target]
-    found = read_bootstrap_file(home(homes), name, storage_options=options, engine=args.engine)
+    found = read_bootstrap_file(home(homes), name, storage_options=args.storage_options, engine=args.engine)
     if args.json:
         emit_json({"action": "view", "ok": True, "reply": "" if found is None else found.text})
         return 0
@@ -263,12 +263,15 @@ def _view(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | 
     return 0
 
 
-def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
+def _edit(args: argparse.Namespace, homes: list[str]) -> int:
     """An edit (or ``--file``'s view) through the memory tool; with ``--file`` the tool's reply is
     what a person reads (its own words name the file and what to do)."""
     try:
         tool = memory_tool(
-            home(homes), storage_options=options, single_writer=args.single_writer, engine=args.engine
+            home(homes),
+            storage_options=args.storage_options,
+            single_writer=args.single_writer,
+            engine=args.engine,
         )
     except OSError as error:
         if error.errno != errno.EROFS:
@@ -307,13 +310,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.file is not None and args.target != "memory":
         raise BootstrapError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
     if args.action == "view" and args.file is None:
-        return _view(args, homes, args.storage_options)
-    return _edit(args, homes, args.storage_options)
+        return _view(args, homes)
+    return _edit(args, homes)
 
 
 def _shared_options(parser: argparse.ArgumentParser) -> None:
-    """``-o``, ``--engine``, ``--target``, ``--file``, ``--single-writer`` and ``--json``: accepted
-    before the action and after it."""
+    """``--target``, ``--file``, ``--single-writer`` and ``--json``, accepted before the action and
+    after it (as ``-o`` and ``--engine`` are)."""
     parser.add_argument("--target", choices=list(TARGETS), default="memory", help=_TARGET_HELP)
     parser.add_argument("--file", metavar="PATH", help=_FILE_HELP)
     parser.add_argument("--single-writer", action="store_true", help=_SINGLE_WRITER_HELP)
