@@ -48,10 +48,16 @@ class Parser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         """Leftover arguments are this parser's error, not its parent's: argparse would hand them
-        up to ``toolnexus`` and print the top-level usage, which does not show the flag meant."""
+        up to ``toolnexus`` and print the top-level usage, which does not show the flag meant.
+        A mistyped flag gets the closest of this parser's (difflib)."""
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:
-            self.error(unrecognized(self, extras))
+            flags = [flag for action in self._actions for flag in action.option_strings]
+            hints = ""
+            for extra in extras:
+                close = difflib.get_close_matches(extra.partition("=")[0], flags, n=1)
+                hints += f"; did you mean {close[0]!r}?" if close and extra.startswith("-") else ""
+            self.error(f"unrecognized arguments: {' '.join(extras)}{hints}")
         return parsed, extras
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
@@ -62,17 +68,6 @@ class Parser(argparse.ArgumentParser):
         what = "unknown command" if isinstance(action, argparse._SubParsersAction) else "invalid choice"
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise argparse.ArgumentError(action, f"{what} {value!r}{hint} (choose from {', '.join(choices)})")
-
-
-def unrecognized(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
-    """``unrecognized arguments: --jsn; did you mean '--json'?`` (difflib over the parser's flags)."""
-    flags = [flag for action in parser._actions for flag in action.option_strings]
-    hints = []
-    for extra in extras:
-        if extra.startswith("-"):
-            close = difflib.get_close_matches(extra.partition("=")[0], flags, n=1)
-            hints += [f"did you mean {close[0]!r}?"] if close else []
-    return f"unrecognized arguments: {' '.join(extras)}" + "".join(f"; {hint}" for hint in hints)
 
 
 def location(value: str) -> str:
