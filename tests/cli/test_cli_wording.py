@@ -23,7 +23,7 @@ from tests.support.cli import EXAMPLE, TOOLNEXUS, run_installed
 from tests.support.providers import Failure, provider_server, scripted
 from toolnexus.agents import write_bundle
 from toolnexus.cli import app as cli
-from toolnexus.cli._wording import for_people
+from toolnexus.cli._support import for_people
 
 #: What a person must never have to read: Python arguments, the library's function names.
 PYTHON_NAMES = re.compile(

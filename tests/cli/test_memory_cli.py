@@ -257,6 +257,24 @@ def test_options_may_come_anywhere(aster: Path, capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().out == (aster / "USER.md").read_text()
 
 
+def test_options_before_the_action_hold_after_it() -> None:
+    """An option before the action keeps its value unless given again after it; ``-o`` on both
+    sides is one mapping (a later key wins, hops merge)."""
+    words = ["memory", "base", "top", "--engine", "obstore", "-o", "s3.a=1", "-o", "b=2", "--target", "user"]
+    args = cli.build_parser().parse_args([*words, "append", "note", "-o", "s3.c=3", "-o", "b=4", "--json"])
+    assert (args.lower_layers, args.location, args.action, args.content) == (
+        ["base"],
+        "top",
+        "append",
+        "note",
+    )
+    assert (args.engine, args.target, args.json, args.file) == ("obstore", "user", True, None)
+    assert args.storage_options == {"s3": {"a": 1, "c": 3}, "b": 4}
+    assert cli.build_parser().parse_args(["memory", "x", "-o", "a=1", "view"]).storage_options == {"a": 1}
+    late = cli.build_parser().parse_args(["memory", "x", "--target", "user", "view", "--target", "memory"])
+    assert (late.target, late.engine, late.storage_options) == ("memory", "fsspec", None)
+
+
 def test_file_edits_a_topic_file_before_or_after_the_action(aster: Path) -> None:
     """Was: ``unrecognized arguments: --file``."""
     soul = _tree(aster)

@@ -9,11 +9,14 @@ import difflib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
-from toolnexus.cli._budget import budget_options
+from toolnexus._tokens import DEFAULT_ENCODING
+from toolnexus.composer.budget import Budget
+from toolnexus.composer.profiles import PROFILES
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
@@ -45,10 +48,16 @@ class Parser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         """Leftover arguments are this parser's error, not its parent's: argparse would hand them
-        up to ``toolnexus`` and print the top-level usage, which does not show the flag meant."""
+        up to ``toolnexus`` and print the top-level usage, which does not show the flag meant.
+        A mistyped flag gets the closest of this parser's (difflib)."""
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:
-            self.error(unrecognized(self, extras))
+            flags = [flag for action in self._actions for flag in action.option_strings]
+            hints = ""
+            for extra in extras:
+                close = difflib.get_close_matches(extra.partition("=")[0], flags, n=1)
+                hints += f"; did you mean {close[0]!r}?" if close and extra.startswith("-") else ""
+            self.error(f"unrecognized arguments: {' '.join(extras)}{hints}")
         return parsed, extras
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
@@ -61,17 +70,6 @@ class Parser(argparse.ArgumentParser):
         raise argparse.ArgumentError(action, f"{what} {value!r}{hint} (choose from {', '.join(choices)})")
 
 
-def unrecognized(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
-    """``unrecognized arguments: --jsn; did you mean '--json'?`` (difflib over the parser's flags)."""
-    flags = [flag for action in parser._actions for flag in action.option_strings]
-    hints = []
-    for extra in extras:
-        if extra.startswith("-"):
-            close = difflib.get_close_matches(extra.partition("=")[0], flags, n=1)
-            hints += [f"did you mean {close[0]!r}?"] if close else []
-    return f"unrecognized arguments: {' '.join(extras)}" + "".join(f"; {hint}" for hint in hints)
-
-
 def location(value: str) -> str:
     """``type=`` for location arguments: an empty string is a mistake, never "the current folder"."""
     if not value:
@@ -81,9 +79,40 @@ def location(value: str) -> str:
     return value
 
 
+def whole(least: int) -> Callable[[str], int]:
+    """``type=`` for a whole number of at least ``least``, written in digits."""
+
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < least:
+            raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, got {text!r}")
+        return int(text)
+
+    return parse
+
+
+def seconds(wording: str, *, finite: bool = True) -> Callable[[str], float]:
+    """``type=`` for a number of seconds above 0 (``finite``: and not ``inf``), refused in ``wording``."""
+
+    def parse(text: str) -> float:
+        try:
+            number = float(text)
+        except ValueError:
+            number = float("nan")
+        if not number > 0 or (finite and number == float("inf")):
+            raise argparse.ArgumentTypeError(f"expected {wording}, got {text!r}")
+        return number
+
+    return parse
+
+
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     """``"1 line ending"``, ``"2 line endings"``: every count the commands print goes through here."""
     return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+
+
+def home(locations: Sequence[str]) -> str | list[str]:
+    """One location as itself; several are layers, base first."""
+    return locations[0] if len(locations) == 1 else list(locations)
 
 
 def add_command(
@@ -95,16 +124,21 @@ def add_command(
     *,
     symlinks: bool = True,
     budget: bool = False,
+    located: bool = True,
+    **settings: Any,
 ) -> argparse.ArgumentParser:
-    """A subcommand with the location options (``budget``: and the budget options), ``summary`` as
-    its help and ``example`` as its epilog."""
+    """A subcommand with ``summary`` as its help and description and ``example`` (one line, or an
+    epilog laid out by hand) after the options; ``located``: the location options (``symlinks``:
+    with ``--follow-external-symlinks``), ``budget``: the budget options. ``settings`` go to argparse."""
+    parents = [location_options(symlinks=symlinks)] if located else []
+    settings = {"description": summary[0].upper() + summary[1:] + ".", **settings}
     parser = subparsers.add_parser(
         name,
-        parents=[location_options(symlinks=symlinks), *([budget_options()] if budget else [])],
+        parents=parents + ([budget_options()] if budget else []),
         help=summary,
-        description=summary[0].upper() + summary[1:] + ".",
-        epilog=example if example.startswith("example") else f"example:\n  {example}",
+        epilog=example if "\n" in example else f"example:\n  {example}",
         formatter_class=FORMATTER,
+        **settings,
     )
     parser.set_defaults(handler=handler)
     return parser
@@ -113,16 +147,9 @@ def add_command(
 # -- shared options ---------------------------------------------------------------------------
 
 
-def _option_value(raw: str) -> Any:
-    """JSON where it parses (``50``, ``true``, ``{"a": 1}``), else the string as typed."""
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
-
-
 class _StorageOption(argparse.Action):
-    """``-o KEY=VALUE``; dots nest: ``-o s3.endpoint_url=URL`` sets ``{"s3": {"endpoint_url": URL}}``."""
+    """``-o KEY=VALUE``; dots nest: ``-o s3.endpoint_url=URL`` sets ``{"s3": {"endpoint_url": URL}}``.
+    VALUE is JSON where it parses (``50``, ``true``, ``{"a": 1}``), else the string as typed."""
 
     def __call__(
         self,
@@ -141,22 +168,20 @@ class _StorageOption(argparse.Action):
             table = table.setdefault(part, {})
             if not isinstance(table, dict):
                 raise argparse.ArgumentError(self, f"{key}: {part!r} already holds a value, not options")
-        table[path[-1]] = _option_value(raw)
+        try:
+            table[path[-1]] = json.loads(raw)
+        except ValueError:
+            table[path[-1]] = raw
         setattr(namespace, self.dest, options)
 
 
-#: ``--engine`` choices: how object-store URLs are reached.
-ENGINES = ("fsspec", "obstore")
-
-
-def location_options(*, symlinks: bool = True, dest: str = "storage_options") -> argparse.ArgumentParser:
-    """A parent parser with the options location subcommands share (``symlinks``: reading ones;
-    ``dest``: where ``-o`` collects, for a nested parser that must not overwrite its parent's)."""
+def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
+    """A parent parser with the options location subcommands share (``symlinks``: reading ones)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("location options")
     group.add_argument(
         "-o",
-        dest=dest,
+        dest="storage_options",
         action=_StorageOption,
         metavar="KEY=VALUE",
         help="storage option for fsspec (repeatable); dots nest: -o s3.KEY=VALUE keys it to the s3 hop "
@@ -164,10 +189,9 @@ def location_options(*, symlinks: bool = True, dest: str = "storage_options") ->
     )
     group.add_argument(
         "--engine",
-        choices=ENGINES,
+        choices=("fsspec", "obstore"),
         metavar="NAME",
-        # A nested parser's default would reset the value its parent parsed: it sets none.
-        default="fsspec" if dest == "storage_options" else argparse.SUPPRESS,
+        default="fsspec",
         help="client for s3://, gs:// and az:// URLs: fsspec (the default) or obstore (less CPU; "
         "pip install 'toolnexus[obstore]'); -o then takes obstore's options",
     )
@@ -187,6 +211,60 @@ def location_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "follow_external_symlinks": args.follow_external_symlinks,
         "engine": args.engine,
     }
+
+
+def _encoding(text: str) -> str:
+    """``type=`` for ``--tokens``: an encoding name, not the location it swallowed by mistake."""
+    if not text or any(mark in text for mark in "/\\.:") or os.path.exists(text):
+        raise argparse.ArgumentTypeError(
+            f"expected a tiktoken encoding name, got {text!r}; put the location before --tokens, "
+            f"or write --tokens={DEFAULT_ENCODING}"
+        )
+    return text
+
+
+def budget_options() -> argparse.ArgumentParser:
+    """A parent parser with the options that fit a soul to a model: budget and profile."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("budget options")
+    group.add_argument(
+        "--per-file",
+        type=whole(1),
+        metavar="N",
+        help="cut each file's body to N characters (tokens with --tokens): head, one marker line, tail",
+    )
+    group.add_argument(
+        "--total",
+        type=whole(1),
+        metavar="N",
+        help="fit the whole soul in N characters (tokens with --tokens), shared fairly among the files",
+    )
+    group.add_argument(
+        "--tokens",
+        nargs="?",
+        const=DEFAULT_ENCODING,
+        type=_encoding,
+        metavar="ENCODING",
+        help=f"count tokens instead of characters with this tiktoken encoding (default {DEFAULT_ENCODING}, "
+        "bundled; needs pip install 'toolnexus[tokens]')",
+    )
+    group.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        help="compose only this session profile's files (group: all but MEMORY.md; "
+        "subagent: AGENTS.md and TOOLS.md; heartbeat: HEARTBEAT.md; cron; main: all)",
+    )
+    return parent
+
+
+def budget_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """``budget`` and ``profile`` for ``compose_soul`` and friends, from :func:`budget_options`."""
+    budget = None
+    if args.tokens is not None:
+        budget = Budget(per_file=args.per_file, total=args.total, unit="tokens", tokenizer=args.tokens)
+    elif args.per_file is not None or args.total is not None:
+        budget = Budget(per_file=args.per_file, total=args.total)
+    return {"budget": budget, "profile": args.profile}
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -223,3 +301,33 @@ def emit_json(value: Any) -> None:
 def warn(message: str) -> None:
     """A ``toolnexus: warning: …`` line on stderr, unless the command runs with ``-q``."""
     _WARNINGS.warning(message)
+
+
+# -- the library's messages in the command line's words: flags and nouns, never Python names --
+
+
+#: ``NAME=VALUE`` a message tells the caller to pass, and the flag that does it.
+_ARGUMENTS = {
+    "force=True": "--force",
+    "follow_external_symlinks=True": "--follow-external-symlinks",
+    "single_writer=True": "--single-writer",
+    "memory=False": "--no-memory",
+}
+
+#: ``pass single_writer=True (CLI: --single-writer)``: the library's own hint for the CLI goes too.
+_PASS = re.compile(r"\b(?P<argument>\w+=\w+)(?: \(CLI: --[\w-]+\))?")
+
+#: Python names the library uses as nouns, and what they are called on the command line.
+_NOUNS = (
+    ("storage_options", "-o options"),
+    ("memory_tool", "the memory tool"),
+    ("write_bundle", "toolnexus bundle"),
+)
+
+
+def for_people(message: str) -> str:
+    """``message`` with each Python argument and name it mentions as the CLI's flag or noun."""
+    message = _PASS.sub(lambda match: _ARGUMENTS.get(match["argument"], match[0]), message)
+    for python, cli in _NOUNS:
+        message = message.replace(python, cli)
+    return message

@@ -6,23 +6,29 @@ at ``--max-turns``; 2 an error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolnexus.agents import Agent, AnthropicModel, OpenAIChatModel, RunResult, agent_from_dir
-from toolnexus.cli._budget import budget_kwargs, budget_options
+from toolnexus.agents import Agent, AnthropicModel, ModelError, OpenAIChatModel, RunResult, agent_from_dir
 from toolnexus.cli._support import (
-    FORMATTER,
+    EXIT_ERROR,
+    Handler,
     Subparsers,
+    add_command,
+    budget_kwargs,
     emit,
     emit_json,
+    for_people,
     location,
-    location_options,
     plural,
+    seconds,
+    whole,
 )
-from toolnexus.cli.chat import converse
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS
 
 __all__ = ["EXIT_UNFINISHED", "answer", "register"]
@@ -60,9 +66,7 @@ def _require_key(provider: str, base_url: str | None) -> None:
     """Name the variable to set, before the SDK fails with its own wording. An OpenAI-compatible
     ``--base-url`` needs no key (one is made up); the anthropic SDK always wants one."""
     variables = KEY_VARIABLES[provider]
-    if any(os.environ.get(variable) for variable in variables):
-        return
-    if provider == "openai" and base_url is not None:
+    if any(os.environ.get(variable) for variable in variables) or (provider == "openai" and base_url):
         return
     if base_url is None:
         local = " (or pass --base-url for a local server that needs none)" if provider == "openai" else ""
@@ -113,12 +117,92 @@ def answer(result: RunResult, args: argparse.Namespace) -> int:
     return EXIT_UNFINISHED
 
 
+# -- the chat loop: a provider error is reported and the chat goes on (the failed turn is not
+# kept); history is not saved (messages can be private); exit status: the worst of the chat
+
+#: What ``/help`` prints: the chat's commands (a line that is one of them is never sent).
+COMMANDS = {
+    "/help": "show these commands",
+    "/reset": "start a new session: the soul is composed again, so memory edits show (also /new)",
+    "/exit": "leave the chat (also /quit, or end the input with Ctrl-D)",
+}
+_ALIASES = {"/new": "/reset", "/quit": "/exit"}
+#: A line that looks like a command (``/word``) but is none is refused, not sent; ``//`` escapes.
+_COMMAND_LIKE = re.compile(r"/[A-Za-z]+")
+_HELP = "\n".join(f"  {name:<7} {text}" for name, text in COMMANDS.items()) + (
+    "\n  A line starting with // is sent with one / (//usr → /usr)."
+)
+
+
+def _lines(prompt: str) -> Iterator[str]:
+    """What the person types, a line at a time, until the input ends."""
+    if not sys.stdin.isatty():
+        yield from (line.rstrip("\n") for line in sys.stdin)
+        return
+    editing = sys.stdout.isatty()  # input() only uses readline when both ends are the terminal
+    if editing:
+        with contextlib.suppress(ImportError):  # a Python built without readline reads plainly
+            import readline  # noqa: F401, PLC0415  (importing it gives input() editing and history)
+    while True:
+        if not editing:
+            print(prompt, end="", file=sys.stderr, flush=True)
+        try:
+            yield input(prompt if editing else "")
+        except EOFError:
+            print(file=sys.stderr)
+            return
+
+
+def _command(text: str) -> str | None:
+    """The chat command ``text`` is, if it is one; ``/unknown`` is reported here."""
+    word = text.split(maxsplit=1)[0] if text else ""
+    if not _COMMAND_LIKE.fullmatch(word):
+        return None
+    command = _ALIASES.get(word, word)
+    if command not in COMMANDS:
+        print(f"toolnexus: unknown command {word}; /help lists them", file=sys.stderr)
+        return "/unknown"
+    return command
+
+
+def _converse(agent: Agent, args: argparse.Namespace) -> int:
+    """Chat with ``agent`` until ``/exit`` or the end of input, each reply printed by :func:`answer`."""
+    status = 0
+    lines = _lines(f"{agent.name}> ")
+    try:
+        while True:  # one iteration per session
+            with agent.session() as chat:
+                for line in lines:
+                    text = line.strip()
+                    command = _command(text)
+                    if command == "/exit":
+                        return status
+                    if command == "/reset":
+                        print("toolnexus: new session (soul recomposed)", file=sys.stderr)
+                        break
+                    if command == "/help":
+                        print(_HELP, file=sys.stderr)
+                    if command is not None or not text:
+                        continue
+                    try:
+                        message = text[1:] if text.startswith("//") else text
+                        status = max(status, answer(chat.send(message), args))
+                    except ModelError as error:
+                        print(f"toolnexus: error: {for_people(str(error))}", file=sys.stderr)
+                        status = EXIT_ERROR
+                else:
+                    return status
+    except KeyboardInterrupt:  # Ctrl-C ends the chat like a shell would, without a traceback
+        print(file=sys.stderr)
+        return 130
+
+
 def _ask(args: argparse.Namespace) -> int:
     return answer(_agent(args).run_sync(args.prompt), args)
 
 
 def _chat(args: argparse.Namespace) -> int:
-    return converse(_agent(args), lambda result: answer(result, args))
+    return _converse(_agent(args), args)
 
 
 def _base_url(text: str) -> str:
@@ -130,37 +214,11 @@ def _base_url(text: str) -> str:
     raise argparse.ArgumentTypeError(f"expected a URL with its scheme, like {example}, got {text!r}")
 
 
-def _count(text: str, least: int = 0) -> int:
-    """A whole number of at least ``least``, with the argument's own error if not."""
-    if not text.isdigit() or int(text) < least:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, got {text!r}")
-    return int(text)
-
-
-def _turns(text: str) -> int:
-    return _count(text, least=1)
-
-
-def _seconds(text: str) -> float:
-    """A positive number of seconds."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = float("nan")
-    if not seconds > 0 or seconds == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return seconds
-
-
-def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        name,
-        parents=[location_options(symlinks=False), budget_options()],
-        help=summary,
-        description=summary[0].upper() + summary[1:] + ".",
-        epilog=epilog,
-        formatter_class=FORMATTER,
-    )
+def _add(
+    subparsers: Subparsers, name: str, summary: str, epilog: str, handler: Handler
+) -> argparse.ArgumentParser:
+    """``ask`` or ``chat``: the home, then the model options they share."""
+    parser = add_command(subparsers, name, summary, epilog, handler, symlinks=False, budget=True)
     parser.add_argument("home", type=location, metavar="HOME", help=_HOME_HELP)
     model = parser.add_argument_group("model options")
     model.add_argument("--model", help="model name (default: $TOOLNEXUS_MODEL)")
@@ -179,20 +237,20 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
     )
     model.add_argument(
         "--max-retries",
-        type=_count,
+        type=whole(0),
         metavar="N",
         default=2,
         help="retries of a failed model call, with the SDK's backoff (default: %(default)s; 0 fails fast)",
     )
     model.add_argument(
         "--timeout",
-        type=_seconds,
+        type=seconds("a positive number of seconds"),
         metavar="SECONDS",
         help="give up on a model call after this long (default: the SDK's, 10 minutes)",
     )
     model.add_argument(
         "--max-turns",
-        type=_turns,
+        type=whole(1),
         metavar="N",
         default=DEFAULT_MAX_TURNS,
         help="model calls per answer, at least 1 (default: %(default)s)",
@@ -216,13 +274,11 @@ def _add(subparsers: Subparsers, name: str, summary: str, epilog: str) -> argpar
 
 def register(subparsers: Subparsers) -> None:
     """Add ``ask HOME PROMPT`` and ``chat HOME``."""
-    ask = _add(subparsers, "ask", "ask a persona one question and print its answer", _ASK_EXAMPLES)
+    ask = _add(subparsers, "ask", "ask a persona one question and print its answer", _ASK_EXAMPLES, _ask)
     ask.add_argument("prompt", metavar="PROMPT", help="what to ask")
     ask.add_argument(
         "--json",
         action="store_true",
         help='print {"text", "status", "turns", "usage"} as one object instead of the answer',
     )
-    ask.set_defaults(handler=_ask)
-    chat = _add(subparsers, "chat", "talk with a persona, one line per message", _CHAT_EXAMPLES)
-    chat.set_defaults(handler=_chat)
+    _add(subparsers, "chat", "talk with a persona, one line per message", _CHAT_EXAMPLES, _chat)

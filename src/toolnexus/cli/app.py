@@ -17,13 +17,11 @@ from toolnexus.agents import ModelError
 from toolnexus.cli import agent as agent_cli
 from toolnexus.cli import audit as audit_cli
 from toolnexus.cli import bundle as bundle_cli
+from toolnexus.cli import completion as completion_cli
 from toolnexus.cli import memory as memory_cli
-from toolnexus.cli import meta as meta_cli
 from toolnexus.cli import persona as persona_cli
 from toolnexus.cli import skills as skills_cli
-from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit
-from toolnexus.cli._wording import for_people
-from toolnexus.cli.completion import COMPLETE_VARIABLE, complete
+from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit, for_people
 
 __all__ = ["REGISTRARS", "build_parser", "main"]
 
@@ -55,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = cast(Subparsers, parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     for register in REGISTRARS:
         register(subparsers)
-    meta_cli.register(subparsers, parser)
+    completion_cli.register(subparsers, parser)
     return parser
 
 
@@ -85,9 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     mistake, as in ruff and uv); with ``_TOOLNEXUS_COMPLETE`` set it answers a completion."""
     parser = build_parser()
     words = sys.argv[1:] if argv is None else list(argv)
-    shell = os.environ.get(COMPLETE_VARIABLE)
+    shell = os.environ.get(completion_cli.COMPLETE_VARIABLE)
     if shell:
-        emit(complete(parser, shell, words))
+        emit(completion_cli.complete(parser, shell, words))
         return 0
     if not words:
         parser.print_help(sys.stderr)

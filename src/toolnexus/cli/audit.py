@@ -9,14 +9,20 @@ import contextlib
 import json
 import logging
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from toolnexus.agents import AUDIT_ISSUES, AuditSummary, audit, dask_client
-from toolnexus.cli._budget import budget_kwargs
-from toolnexus.cli._support import Subparsers, add_command, emit, location
-from toolnexus.cli._wording import for_people
+from toolnexus.cli._support import (
+    Subparsers,
+    add_command,
+    budget_kwargs,
+    emit,
+    for_people,
+    location,
+    seconds,
+    whole,
+)
 from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
 from toolnexus.fleet.output import report_file
 from toolnexus.sources import is_url
@@ -43,39 +49,6 @@ def _issues(value: str) -> frozenset[str]:
     return names
 
 
-def _above_zero(convert: Callable[[str], float], wording: str) -> Callable[[str], Any]:
-    """``type=`` for a number above 0 (``convert``: ``int`` or ``float``), refused in ``wording``."""
-
-    def parse(value: str) -> Any:
-        try:
-            number = convert(value)
-        except ValueError:
-            number = 0
-        if not number > 0:
-            raise argparse.ArgumentTypeError(f"expected {wording}, got {value!r}")
-        return number
-
-    return parse
-
-
-@contextmanager
-def _executor(args: argparse.Namespace) -> Iterator[Any]:
-    if args.dask is None:
-        yield None
-        return
-    with dask_client(args.dask, timeout=args.dask_timeout) as client:
-        yield client
-
-
-@contextmanager
-def _output(args: argparse.Namespace, options: dict[str, Any] | None) -> Iterator[Callable[[str], None]]:
-    if args.output is None:
-        yield emit
-        return
-    with report_file(args.output, options if is_url(args.output) else None, args.engine) as write:
-        yield write
-
-
 def _bar_class(args: argparse.Namespace) -> Any:
     """tqdm's bar when one is wanted: stderr is a terminal, or ``--progress`` insists."""
     if not (sys.stderr.isatty() if args.progress is None else args.progress):
@@ -87,18 +60,6 @@ def _bar_class(args: argparse.Namespace) -> Any:
             raise ImportError("--progress needs tqdm: pip install 'toolnexus[progress]'") from error
         return None
     return tqdm.tqdm
-
-
-@contextmanager
-def _progress(args: argparse.Namespace) -> Iterator[Callable[[], None]]:
-    """A counter of personas audited, with their rate, on stderr (the total is not known up front:
-    the listing streams)."""
-    bar_class = _bar_class(args)
-    if bar_class is None:
-        yield lambda: None
-        return
-    with bar_class(desc="audit", unit=" personas", file=sys.stderr, dynamic_ncols=True) as bar:
-        yield bar.update
 
 
 def _line(line: dict[str, Any]) -> dict[str, Any]:
@@ -113,28 +74,39 @@ def _run(args: argparse.Namespace) -> int:
         raise TypeError(f"-o options cannot apply: neither {args.prefix!r} nor --output is a URL")
     summary = AuditSummary()
     matched = 0
-    # Each persona's truncation is in its line and the summary: no warning per file on stderr.
-    logger = logging.getLogger("toolnexus")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with _executor(args) as executor, _output(args, options) as write, _progress(args) as advance:
-            results = audit(
-                args.prefix,
-                storage_options=options if is_url(args.prefix) else None,
-                follow_external_symlinks=args.follow_external_symlinks,
-                engine=args.engine,
-                executor=executor,
-                concurrency=args.concurrency,
-                **budget_kwargs(args),
+    with contextlib.ExitStack() as stack:
+        # Each persona's truncation is in its line and the summary: no warning per file on stderr.
+        logger = logging.getLogger("toolnexus")
+        stack.callback(logger.setLevel, logger.level)
+        logger.setLevel(logging.ERROR)
+        executor, bar = None, None
+        write: Callable[[str], None] = emit
+        if args.dask is not None:
+            executor = stack.enter_context(dask_client(args.dask, timeout=args.dask_timeout))
+        if args.output is not None:
+            output = options if is_url(args.output) else None
+            write = stack.enter_context(report_file(args.output, output, args.engine))
+        # A counter of personas audited, with their rate (the listing streams: no total up front).
+        bar_class = _bar_class(args)
+        if bar_class is not None:
+            bar = stack.enter_context(
+                bar_class(desc="audit", unit=" personas", file=sys.stderr, dynamic_ncols=True)
             )
-            with contextlib.closing(results):
-                for result in results:
-                    matched += bool(summary.add(result) & args.fail_on)
-                    write(json.dumps(_line(result.to_dict()), ensure_ascii=False) + "\n")
-                    advance()
-    finally:
-        logger.setLevel(level)
+        results = audit(
+            args.prefix,
+            storage_options=options if is_url(args.prefix) else None,
+            follow_external_symlinks=args.follow_external_symlinks,
+            engine=args.engine,
+            executor=executor,
+            concurrency=args.concurrency,
+            **budget_kwargs(args),
+        )
+        stack.callback(results.close)
+        for result in results:
+            matched += bool(summary.add(result) & args.fail_on)
+            write(json.dumps(_line(result.to_dict()), ensure_ascii=False) + "\n")
+            if bar is not None:
+                bar.update()
     print(f"toolnexus: audit: {summary.line()}", file=sys.stderr)
     return EXIT_MATCHED if matched else 0
 
@@ -165,7 +137,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--concurrency",
-        type=_above_zero(int, "a whole number of at least 1"),
+        type=whole(1),
         default=64,
         metavar="N",
         help="personas in flight at once, and at most held in memory (default 64)",
@@ -178,7 +150,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--dask-timeout",
-        type=_above_zero(float, "a number of seconds above 0"),
+        type=seconds("a number of seconds above 0", finite=False),
         default=DEFAULT_CONNECT_TIMEOUT,
         metavar="SECONDS",
         help=f"give up on an unreachable scheduler after SECONDS (default {DEFAULT_CONNECT_TIMEOUT:g})",

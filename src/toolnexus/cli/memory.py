@@ -7,14 +7,23 @@ from __future__ import annotations
 
 import argparse
 import errno
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from toolnexus.agents import BootstrapError, memory_tool, read_bootstrap_file
-from toolnexus.cli._memory_messages import Recorder, file_in, outcome, refusal, shell_command
-from toolnexus.cli._memory_view import view
-from toolnexus.cli._support import Parser, Subparsers, emit, emit_json, location, location_options
+from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, BootstrapError, memory_tool, read_bootstrap_file
+from toolnexus.cli._support import (
+    EXIT_ERROR,
+    Parser,
+    Subparsers,
+    add_command,
+    emit,
+    emit_json,
+    home,
+    location,
+    location_options,
+)
 
 __all__ = ["EXIT_REFUSED", "register"]
 
@@ -33,27 +42,8 @@ _EXAMPLES = """examples (on a copy: append and friends edit the file in place):
   toolnexus memory s3://bucket/aster -o profile=prod append "Prefers short answers."
 """
 
-#: Where ``-o`` given after the action collects (merged over the ones before it, key by key).
-_LATE_OPTIONS = "late_storage_options"
-#: Where the locations below the top one go (see :class:`_MemoryParser`).
-_LOWER_LAYERS = "lower_layers"
 #: ``--target`` → the file it works on (the memory tool's ``target``).
 TARGETS = {"memory": "MEMORY.md", "user": "USER.md"}
-#: Options of ``memory`` that take a value, for finding where the locations end.
-_VALUED = ("-o", "--target", "--file", "--engine")
-
-
-def _merged(base: dict[str, Any] | None, late: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``-o`` before and after the action as one mapping; a later key wins, nested hops merge."""
-    if not late:
-        return base
-    merged = dict(base or {})
-    for key, value in late.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merged(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 class _MemoryParser(Parser):
@@ -67,13 +57,11 @@ class _MemoryParser(Parser):
         words = list(sys.argv[1:] if args is None else args)
         locations: list[int] = []
         index = 0
-        while index < len(words) and words[index] not in _ACTIONS:
-            word = words[index]
-            if word == "--":
-                break
-            if word in _VALUED:
-                index += 1
-            elif not word.startswith("-") or word == "-":
+        while index < len(words) and words[index] not in _ACTIONS and words[index] != "--":
+            option = self._option_string_actions.get(words[index])
+            if option is not None and option.nargs != 0:
+                index += 1  # its value
+            elif not words[index].startswith("-") or words[index] == "-":
                 locations.append(index)
             index += 1
         if index >= len(words) or words[index] not in _ACTIONS:
@@ -82,6 +70,22 @@ class _MemoryParser(Parser):
         moved = [part for i in sorted(lower) for part in ("--lower-layer", words[i])]
         rest = [word for i, word in enumerate(words) if i not in lower]
         return super().parse_known_args(moved + rest, namespace)
+
+
+class _Actions(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """The action's words are parsed into the namespace so far (argparse starts a fresh one): an
+    option given before the action keeps its value unless given again, and ``-o`` adds to it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        name, *words = cast(Sequence[str], values)
+        setattr(namespace, self.dest, name)
+        self.choices[name].parse_known_args(words, namespace)  # leftovers are its own error
 
 
 _SINGLE_WRITER_HELP = (
@@ -93,30 +97,205 @@ _FILE_HELP = "a topic file below memory/ instead, like projects/aster.md (view, 
 _JSON_HELP = 'print {"action", "ok", "reply"} as one object on stdout (exit status as without)'
 
 
-def _tool(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> Any:
-    home = homes[0] if len(homes) == 1 else homes
+# -- what memory tells a person: a Recorder around the tool's store keeps what the edit saw and
+# decided, and the lines below word it for a person, not a model
+
+
+def file_in(location: str, name: str) -> str:
+    """``/tmp/aster/MEMORY.md``; ``MEMORY.md in zip://aster::…`` where a path would mislead."""
+    if "::" in location or " + " in location:
+        return f"{name} in {location}"
+    return f"{location.rstrip('/')}/{name}"
+
+
+def shell_command(homes: Sequence[str], *words: str) -> str:
+    """A ``toolnexus memory …`` line a person can paste (their locations, quoted for a shell)."""
+    return shlex.join(["toolnexus", "memory", *homes, *words])
+
+
+class Recorder:
+    """A memory tool's store (``MemoryTool.stores[name]``) that remembers what the last edit saw
+    and decided (the plan's ``Change``: ``data`` to write or ``None``); otherwise it is the store."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.seen: bytes | None = None
+        self.change: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def update(self, plan: Callable[[bytes | None], Any]) -> Any:
+        def recorded(current: bytes | None) -> Any:
+            self.seen, self.change = current, plan(current)
+            return self.change
+
+        return self.store.update(recorded)
+
+
+_DONE = {
+    "append": "added a note to {where}",
+    "replace": "replaced {old} in {where}",
+    "remove": "removed {old} from {where}",
+}
+
+
+def outcome(action: str, arguments: dict[str, Any], recorder: Recorder) -> str:
+    """The line for an edit the tool accepted (written, or nothing to change)."""
+    where = file_in(recorder.location, recorder.name)
+    change = recorder.change
+    if change is None or change.data is None:
+        return f"toolnexus: {where} already reads that way; nothing was changed"
+    done = _DONE[action].format(where=where, old=_quoted(arguments.get("old", "")))
+    return f"toolnexus: {done} ({len(change.data)} of {MAX_BOOTSTRAP_FILE_BYTES} bytes used)"
+
+
+def refusal(
+    action: str, arguments: dict[str, Any], recorder: Recorder, homes: Sequence[str], said: str
+) -> str:
+    """Why the tool refused, for a person: from the very bytes it refused to edit."""
+    where = file_in(recorder.location, recorder.name)
+    view = shell_command(homes, "view", *(("--target", "user") if recorder.name == "USER.md" else ()))
+    for field in ("content", "old"):
+        if field in arguments and not str(arguments[field]).strip():
+            what = "the note" if field == "content" else "the text to find"
+            return f"toolnexus: {what} is empty; nothing was changed in {where}"
+    seen = recorder.seen
+    if seen is not None:
+        problem = _unreadable(seen, where)
+        if problem is not None:
+            return problem
+        text = seen.decode("utf-8")
+        old = str(arguments.get("old", ""))
+        if action in ("replace", "remove") and text.count(old) != 1:
+            count = text.count(old)
+            if count == 0:
+                missing = f"{_quoted(old)} does not occur in {where}"
+                return f"toolnexus: {missing}; nothing was changed (see it with: {view})"
+            return (
+                f"toolnexus: {_quoted(old)} occurs {count} times in {where}; give more of the text "
+                "around it so that it occurs once; nothing was changed"
+            )
+    if _would_grow_past_cap(action, arguments, seen):
+        return (
+            f"toolnexus: the edit would take {where} over its {MAX_BOOTSTRAP_FILE_BYTES}-byte limit; "
+            "nothing was changed. "
+            f"Shorten older notes first (see them with: {view})"
+        )
+    return f"toolnexus: {where} was not changed: {said.removeprefix('error:').strip()}"
+
+
+def _unreadable(seen: bytes, where: str) -> str | None:
+    """Why a file cannot be edited safely at all (over the cap, UTF-16, not UTF-8), or ``None``."""
+    if len(seen) > MAX_BOOTSTRAP_FILE_BYTES:
+        return (
+            f"toolnexus: {where} is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit "
+            "(it was written outside toolnexus), so "
+            "it is not edited; shorten it in an editor first. Nothing was changed"
+        )
+    if seen[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark
+        return (
+            f"toolnexus: {where} is UTF-16 text and toolnexus edits only UTF-8, so nothing was "
+            "changed; convert it to UTF-8 first (e.g. with iconv -f UTF-16 -t UTF-8)"
+        )
     try:
-        return memory_tool(
-            home, storage_options=options, single_writer=args.single_writer, engine=args.engine
+        seen.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return (
+            f"toolnexus: {where} is not valid UTF-8 text (byte {error.start}), so it is not edited; "
+            "fix it in an editor first. Nothing was changed"
+        )
+    return None
+
+
+def _would_grow_past_cap(action: str, arguments: dict[str, Any], seen: bytes | None) -> bool:
+    """Whether the edit makes the file larger than the cap (within the two line breaks an append
+    may add, which is as close as a message needs)."""
+    size = len(seen or b"")
+    if action == "append":
+        size += len(str(arguments.get("content", "")).encode()) + 2
+    elif action == "replace":
+        size += len(str(arguments.get("new", "")).encode()) - len(str(arguments.get("old", "")).encode())
+    return size > MAX_BOOTSTRAP_FILE_BYTES
+
+
+def _quoted(text: str) -> str:
+    """A piece of text as the person typed it, shortened when long."""
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _say(text: str) -> None:
+    print(f"toolnexus: {text}", file=sys.stderr)
+
+
+def _view(args: argparse.Namespace, homes: list[str]) -> int:
+    """Print the file from the home (several: layers, base first), as the soul reads it; notes
+    about it go to stderr."""
+    name = TARGETS[args.target]
+    found = read_bootstrap_file(home(homes), name, storage_options=args.storage_options, engine=args.engine)
+    if args.json:
+        emit_json({"action": "view", "ok": True, "reply": "" if found is None else found.text})
+        return 0
+    if found is None:
+        _say(f"no {name} in {' + '.join(homes)} (no notes yet)")
+        return 0
+    where, report = file_in(found.location, name), found.report
+    if report.status == "skipped":
+        _say(f"error: {where} is not a regular file, so it is not read")
+        return EXIT_ERROR
+    if report.layer is not None:
+        _say(f"{name} comes from the layer {report.layer} (layers, base first: {found.home})")
+    if report.encoding not in (None, "utf-8"):
+        _say(
+            f"{where} is {report.encoding.upper()} text, shown decoded as the soul reads it; append, "
+            "replace and remove leave it alone until it is converted to UTF-8"
+        )
+    if report.truncated:
+        cap = MAX_BOOTSTRAP_FILE_BYTES
+        _say(f"{where} is over the {cap}-byte limit: shown up to the limit, as the soul has it")
+    if report.invalid_bytes_replaced:
+        count = report.invalid_bytes_replaced
+        _say(f"{where} has {count} invalid byte{'s' if count > 1 else ''}, shown as U+FFFD")
+    if not found.text:
+        _say(f"{where} is empty (no notes yet)")
+        return 0
+    emit(found.text if found.text.endswith("\n") else found.text + "\n")
+    return 0
+
+
+def _edit(args: argparse.Namespace, homes: list[str]) -> int:
+    """An edit (or ``--file``'s view) through the memory tool; with ``--file`` the tool's reply is
+    what a person reads (its own words name the file and what to do)."""
+    try:
+        tool = memory_tool(
+            home(homes),
+            storage_options=args.storage_options,
+            single_writer=args.single_writer,
+            engine=args.engine,
         )
     except OSError as error:
         if error.errno != errno.EROFS:
             raise
         hint = f"it can be read ({shell_command(homes, 'view')}), not edited"
         raise BootstrapError(f"{error}; {hint}") from error
-
-
-def _topic(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
-    """``--file PATH``: the portable tool's command on a topic file below ``memory/``; its reply
-    is what a person reads (the tool's own words name the file and what to do)."""
-    arguments: dict[str, Any] = {"command": args.action, "file": args.file}
+    arguments: dict[str, Any] = {"command": args.action}
+    if args.file is None:
+        arguments["target"] = args.target
+        name = TARGETS[args.target]
+        recorder = tool.stores[name] = Recorder(tool.stores[name])
+    else:
+        arguments["file"] = args.file
     for field in ("content", "old", "new"):
         if getattr(args, field, None) is not None:
             arguments[field] = getattr(args, field)
-    reply = _tool(args, homes, options).tool(**arguments)
+    reply = tool.tool(**arguments)
     refused = bool(getattr(reply, "is_error", str(reply).startswith("error:")))
     if args.json:
         emit_json({"action": args.action, "ok": not refused, "reply": str(reply)})
+    elif args.file is None and refused:
+        sys.stderr.write(refusal(args.action, arguments, recorder, homes, str(reply)) + "\n")
+    elif args.file is None:
+        emit(outcome(args.action, arguments, recorder) + "\n")
     elif args.action == "view" and not refused:
         emit(str(reply).rstrip("\n") + "\n")
     else:
@@ -126,65 +305,34 @@ def _topic(args: argparse.Namespace, homes: list[str], options: dict[str, Any] |
     return EXIT_REFUSED if refused else 0
 
 
-def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
-    name = TARGETS[args.target]
-    tool = _tool(args, homes, options)
-    recorder = tool.stores[name] = Recorder(tool.stores[name])
-    arguments: dict[str, Any] = {"command": args.action, "target": args.target}
-    for field in ("content", "old", "new"):
-        if getattr(args, field, None) is not None:
-            arguments[field] = getattr(args, field)
-    reply = tool.tool(**arguments)
-    refused = bool(getattr(reply, "is_error", str(reply).startswith("error:")))
-    if args.json:
-        emit_json({"action": args.action, "ok": not refused, "reply": str(reply)})
-        return EXIT_REFUSED if refused else 0
-    if refused:
-        sys.stderr.write(refusal(args.action, arguments, recorder, homes, str(reply)) + "\n")
-        return EXIT_REFUSED
-    emit(outcome(args.action, arguments, recorder) + "\n")
-    return 0
-
-
 def _run(args: argparse.Namespace) -> int:
-    homes = [*(getattr(args, _LOWER_LAYERS, None) or []), args.location]
-    options = _merged(args.storage_options, getattr(args, _LATE_OPTIONS, None))
-    if getattr(args, "file", None) is not None:
-        if args.target != "memory":
-            raise BootstrapError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
-        return _topic(args, homes, options)
-    if args.action == "view" and args.json:
-        home = homes[0] if len(homes) == 1 else homes
-        found = read_bootstrap_file(home, TARGETS[args.target], storage_options=options, engine=args.engine)
-        emit_json({"action": "view", "ok": True, "reply": "" if found is None else found.text})
-        return 0
-    if args.action == "view":
-        return view(homes, TARGETS[args.target], options, args.engine)
-    return _edit(args, homes, options)
+    homes = [*(args.lower_layers or []), args.location]
+    if args.file is not None and args.target != "memory":
+        raise BootstrapError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
+    if args.action == "view" and args.file is None:
+        return _view(args, homes)
+    return _edit(args, homes)
 
 
-def _shared_options(parser: argparse.ArgumentParser, *, late: bool) -> None:
-    """``--target``, ``--file`` and ``--single-writer``, before the action or (``late``) after it."""
-    target: Any = argparse.SUPPRESS if late else "memory"
-    single_writer: Any = argparse.SUPPRESS if late else False
-    parser.add_argument("--target", choices=list(TARGETS), default=target, help=_TARGET_HELP)
-    file: Any = argparse.SUPPRESS if late else None
-    parser.add_argument("--file", metavar="PATH", default=file, help=_FILE_HELP)
-    parser.add_argument(
-        "--single-writer", action="store_true", default=single_writer, help=_SINGLE_WRITER_HELP
-    )
-    parser.add_argument("--json", action="store_true", default=single_writer, help=_JSON_HELP)
+def _shared_options(parser: argparse.ArgumentParser) -> None:
+    """``--target``, ``--file``, ``--single-writer`` and ``--json``, accepted before the action and
+    after it (as ``-o`` and ``--engine`` are)."""
+    parser.add_argument("--target", choices=list(TARGETS), default="memory", help=_TARGET_HELP)
+    parser.add_argument("--file", metavar="PATH", help=_FILE_HELP)
+    parser.add_argument("--single-writer", action="store_true", help=_SINGLE_WRITER_HELP)
+    parser.add_argument("--json", action="store_true", help=_JSON_HELP)
 
 
 def register(subparsers: Subparsers) -> None:
     """Add ``memory LOCATION [LOCATION ...] {view|append TEXT|replace OLD NEW|remove OLD}``."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "memory",
-        parents=[location_options(symlinks=False)],
-        help="view or edit a persona's MEMORY.md or USER.md",
+        "view or edit a persona's MEMORY.md or USER.md",
+        _EXAMPLES,
+        _run,
+        symlinks=False,
         description="View or edit a persona's MEMORY.md (or USER.md) with the memory tool's rules.",
-        epilog=_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="%(prog)s [options] LOCATION [LOCATION ...] {view,append,replace,remove} ...",
     )
     parser.__class__ = _MemoryParser  # add_parser builds the parent's class; this one only adds a step
@@ -196,12 +344,13 @@ def register(subparsers: Subparsers) -> None:
         "are layers, base first (view shows the merged files; edits go to the top layer)",
     )
     parser.add_argument(
-        "--lower-layer", dest=_LOWER_LAYERS, action="append", type=location, help=argparse.SUPPRESS
+        "--lower-layer", dest="lower_layers", action="append", type=location, help=argparse.SUPPRESS
     )
-    _shared_options(parser, late=False)
+    _shared_options(parser)
     actions = cast(
         Subparsers,
         parser.add_subparsers(
+            action=_Actions,
             dest="action",
             required=True,
             metavar="{view,append,replace,remove}",
@@ -209,9 +358,8 @@ def register(subparsers: Subparsers) -> None:
             prog=f"{parser.prog} LOCATION [LOCATION ...]",  # not the whole usage line above
         ),
     )
-    # The options are accepted after the action too: its parser must not reset the ones before.
-    late = [location_options(symlinks=False, dest=_LATE_OPTIONS)]
-    view_parser = actions.add_parser("view", parents=late, help="print the file (any readable home)")
+    late = [location_options(symlinks=False)]
+    view = actions.add_parser("view", parents=late, help="print the file (any readable home)")
     append = actions.add_parser("append", parents=late, help="add a note at the end")
     append.add_argument("content", metavar="TEXT")
     replace = actions.add_parser("replace", parents=late, help="replace text that occurs exactly once")
@@ -219,6 +367,5 @@ def register(subparsers: Subparsers) -> None:
     replace.add_argument("new", metavar="NEW")
     remove = actions.add_parser("remove", parents=late, help="delete text that occurs exactly once")
     remove.add_argument("old", metavar="OLD")
-    for action in (view_parser, append, replace, remove):
-        _shared_options(action, late=True)
-    parser.set_defaults(handler=_run)
+    for action in (view, append, replace, remove):
+        _shared_options(action)

@@ -8,21 +8,22 @@ import argparse
 import sys
 from typing import Any
 
-from toolnexus.agents import SkillSet, SoulReport, compose_soul, inspect_soul, load_skills
-from toolnexus.cli._budget import budget_kwargs
+from toolnexus.agents import Budget, FileReport, SkillSet, SoulReport, compose_soul, inspect_soul, load_skills
 from toolnexus.cli._support import (
     EXIT_ERROR,
     Subparsers,
     add_command,
+    budget_kwargs,
     emit,
     emit_json,
+    for_people,
+    home,
     location,
     location_kwargs,
+    plural,
     warn,
 )
-from toolnexus.cli._wording import for_people
 from toolnexus.cli.skills import skill_rows
-from toolnexus.cli.table import format_table
 
 __all__ = ["LOCATION_HELP", "home", "register"]
 
@@ -31,11 +32,6 @@ LOCATION_HELP = (
     "several are layers, base first (the topmost layer holding a file wins)"
 )
 _JSON_HELP = "print the full report as JSON (the same as soul --json and inspect --json)"
-
-
-def home(locations: list[str]) -> str | list[str]:
-    """One location as itself; several are layers, base first."""
-    return locations[0] if len(locations) == 1 else locations
 
 
 def _report_json(report: SoulReport) -> dict[str, Any]:
@@ -59,6 +55,93 @@ def _warn_if_empty(report: SoulReport, profile: str | None) -> None:
         warn(f"no bootstrap file{of_profile} in {report.location}")
 
 
+def _skills(args: argparse.Namespace) -> SkillSet:
+    return load_skills(home(args.location), storage_options=args.storage_options, engine=args.engine)
+
+
+# -- inspect's table: one row per bootstrap name, then a summary (and the budget's) ---------
+
+
+def _notes(file: FileReport, location: str) -> str:
+    if file.status in ("skipped", "error"):  # why, short: the location is on the summary line
+        return for_people(file.reason or "").replace(f" in {location}", "").removeprefix(f"{file.name} ")
+    notes = ["truncated at the cap"] if file.truncated else []
+    if file.encoding not in (None, "utf-8"):
+        notes.append(file.encoding)
+    if file.bom_stripped:
+        notes.append("BOM stripped")
+    if file.line_endings_normalised:
+        notes.append(plural(file.line_endings_normalised, "line ending") + " made LF")
+    if file.invalid_bytes_replaced:
+        notes.append(plural(file.invalid_bytes_replaced, "invalid byte") + " replaced")
+    if file.budget_truncated:
+        notes.append("cut to the budget")
+    if file.omitted:
+        notes.append("left out by the budget")
+    return ", ".join(notes)
+
+
+def _number(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _row(file: FileReport, budget: Budget | None, layered: bool, location: str) -> list[str]:
+    present = file.status == "present"
+    size = "-" if not present else "?" if file.size is None else str(file.size)
+    row = [file.name, file.status, size, str(file.kept_bytes) if present else "-"]
+    if budget is not None:
+        row.append(_number(file.chars))
+        if budget.token_counter is not None:
+            row.append(_number(file.tokens))
+        row.append(_number(file.kept))
+    return [*row, *([file.layer or "-"] if layered else []), _notes(file, location)]
+
+
+def _budget_line(report: SoulReport, budget: Budget) -> str:
+    limits = [f"per file {budget.per_file}"] * (budget.per_file is not None)
+    limits += [f"total {budget.total}"] * (budget.total is not None)
+    cut = sum(file.budget_truncated for file in report.files)
+    omitted = sum(file.omitted for file in report.files)
+    return (
+        f"budget: {', '.join(limits) or 'no limit'} {budget.noun}; "
+        f"{plural(cut, 'file')} cut, {omitted} left out"
+    )
+
+
+def format_table(report: SoulReport) -> str:
+    """Every bootstrap name with status, size, kept bytes and notes (LAYER and the budget's columns
+    when they apply), then a summary line."""
+    layered = any(file.layer is not None for file in report.files)
+    budget = report.budget
+    header = ["FILE", "STATUS", "SIZE", "KEPT"]
+    if budget is not None:
+        header += [
+            "CHARS",
+            *(["TOKENS"] if budget.token_counter is not None else []),
+            f"KEPT {budget.unit.upper()}",
+        ]
+    header += [*(["LAYER"] if layered else []), "NOTES"]
+    rows = [header, *(_row(file, budget, layered, report.location) for file in report.files)]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+    lines = []
+    for row in rows:  # NOTES, last, is free text: neither padded nor aligned
+        cells = [
+            cell.ljust(width) if name in ("FILE", "STATUS", "LAYER") else cell.rjust(width)
+            for name, cell, width in zip(header[:-1], row, widths, strict=False)
+        ]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    soul_bytes = len(report.soul.encode("utf-8"))
+    failed = sum(file.status == "error" for file in report.files)
+    unread = f"; {plural(failed, 'file')} could not be read" if failed else ""
+    lines.append(
+        f"{len(report.found)} of {plural(len(report.files), 'bootstrap file')} found in {report.location}"
+        f"{unread}; soul: {plural(len(report.soul), 'character')}, {plural(soul_bytes, 'byte')}"
+    )
+    if budget is not None:
+        lines.append(_budget_line(report, budget))
+    return "\n".join(lines) + "\n"
+
+
 def _soul(args: argparse.Namespace) -> int:
     if args.json:
         report = inspect_soul(home(args.location), **_options(args))
@@ -79,9 +162,7 @@ def _inspect(args: argparse.Namespace) -> int:
     else:
         emit(format_table(report))
         try:
-            skills = load_skills(
-                home(args.location), storage_options=args.storage_options, engine=args.engine
-            )
+            skills = _skills(args)
         except (OSError, ValueError):
             skills = SkillSet()  # the table has said what cannot be read
         if len(skills):
@@ -104,9 +185,7 @@ def _check(args: argparse.Namespace) -> int:
         return 1
     if not (args.quiet or args.json):
         emit("".join(f"{name}\n" for name in report.found))
-    warnings = load_skills(
-        home(args.location), storage_options=args.storage_options, engine=args.engine
-    ).warnings
+    warnings = _skills(args).warnings
     for message in () if args.quiet else warnings:
         warn(message)
     return 1 if args.strict and warnings else 0
