@@ -20,7 +20,7 @@ from toolnexus.sources.registry import (
     DEFAULT_ENGINE,
     ArchiveFile,
     Engine,
-    archive_kind,
+    archive_hop,
     backend,
     filesystem_source,
 )
@@ -226,21 +226,16 @@ def _not_installed(url: str, innermost: str, error: ImportError) -> ImportError:
 
 
 def _from_url(url: str, storage_options: dict[str, Any], follow_external_symlinks: bool) -> SourceBase:
-    head, _, rest = url.partition("::")
-    protocol, scheme, folder = head.partition("://")
-    kind = archive_kind(protocol) if scheme and rest else None
-    if kind is not None:
-        if storage_options.pop(protocol, None):
-            raise TypeError(
-                f"the {protocol}:// hop takes no storage options; key options by the inner protocol"
-            )
-        archive_fs, archive_path = url_to_fs(rest, storage_options)
-        if _is_local_fs(archive_fs):
-            local = os.path.abspath(archive_fs._strip_protocol(archive_path))
-            return kind.open(ArchiveFile(local, local), folder)
-        archive = (filesystem_source(archive_fs) or FsspecSource)(archive_fs, archive_path)
-        if isinstance(archive, FsspecSource):  # its backend may read this kind its own way
-            return archive.open_bundle(kind, folder)
-        return kind.open(ArchiveFile(archive_path, archive.location, archive_fs), folder)
-    fs, path = url_to_fs(url, storage_options)
-    return _on_filesystem(fs, path, follow_external_symlinks, None)
+    hop = archive_hop(url, storage_options)
+    if hop is None:
+        fs, path = url_to_fs(url, storage_options)
+        return _on_filesystem(fs, path, follow_external_symlinks, None)
+    kind, folder, rest = hop
+    archive_fs, archive_path = url_to_fs(rest, storage_options)
+    if _is_local_fs(archive_fs):
+        local = os.path.abspath(archive_fs._strip_protocol(archive_path))
+        return kind.open(ArchiveFile(local, local), folder)
+    archive = (filesystem_source(archive_fs) or FsspecSource)(archive_fs, archive_path)
+    if isinstance(archive, FsspecSource):  # its backend may read this kind its own way
+        return archive.open_bundle(kind, folder)
+    return kind.open(ArchiveFile(archive_path, archive.location, archive_fs), folder)
