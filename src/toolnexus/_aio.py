@@ -9,8 +9,6 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["await_on_loop", "run_on_loop", "run_sync"]
-
 T = TypeVar("T")
 
 

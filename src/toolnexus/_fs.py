@@ -14,18 +14,6 @@ from typing import Any
 
 from toolnexus._object_store import object_store_status
 
-__all__ = [
-    "FOLDER_DEPTH",
-    "fsspec_files",
-    "is_empty_range_error",
-    "is_hidden",
-    "local_files",
-    "open_folders",
-    "read_capped",
-    "read_local_files",
-    "stat_validator",
-]
-
 #: How many folder levels below a listed folder are walked (a bound against hostile trees).
 FOLDER_DEPTH = 8
 

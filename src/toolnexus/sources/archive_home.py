@@ -8,8 +8,6 @@ from collections.abc import Iterable, Sequence
 
 from toolnexus.errors import BootstrapError, location_error
 
-__all__ = ["IGNORED_TOP_LEVEL", "home_prefix", "member_path"]
-
 #: Folders that archivers add and that are never a persona's home.
 IGNORED_TOP_LEVEL = frozenset({"__MACOSX"})
 

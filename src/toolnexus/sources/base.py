@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from toolnexus.sources.children import Pages
     from toolnexus.stores import MemoryStore
 
-__all__ = ["BootstrapSource", "Entry", "Reading", "SourceBase", "as_source", "by_content", "read_only"]
-
 
 @runtime_checkable
 class BootstrapSource(Protocol):

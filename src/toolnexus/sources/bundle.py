@@ -24,8 +24,6 @@ from toolnexus.sources.registry import ArchiveFile, ArchiveKind, ArchiveOpener
 if TYPE_CHECKING:
     from toolnexus.stores import MemoryStore
 
-__all__ = ["BUNDLE_BLOCK_SIZE", "ZIP", "ZIP_SIGNATURES", "BundleSource", "open_archive"]
-
 #: Readahead for remote archives: small, so assets beside the persona's files are never fetched
 #: (fsspec's default reads 50 MiB); the tail plus two misses per member keep seven members
 #: under 256 KiB of slack.

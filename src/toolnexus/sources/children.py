@@ -11,16 +11,6 @@ from typing import Any, NamedTuple
 from toolnexus._object_store import object_store_error, object_store_status
 from toolnexus.errors import location_error, read_error
 
-__all__ = [
-    "LIST_PAGE_SIZE",
-    "Child",
-    "Pages",
-    "delimited_children",
-    "fsspec_children",
-    "local_children",
-    "no_such_prefix",
-]
-
 #: Names per page: S3's own maximum for one listing request, and the page size of a local scan.
 LIST_PAGE_SIZE = 1000
 

@@ -8,8 +8,6 @@ from typing import NamedTuple, Protocol
 
 from toolnexus.errors import read_error
 
-__all__ = ["NOT_MODIFIED", "Changes", "FreshFile", "NotModified", "Validators", "conditional_changes"]
-
 
 class Validators(Protocol):
     @property

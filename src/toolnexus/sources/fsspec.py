@@ -32,8 +32,6 @@ from toolnexus.stores import (
     require_enforced,
 )
 
-__all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource"]
-
 #: fsspec protocols that cannot write; archive filesystems (zip, tar, …) are recognised by class too.
 READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "github", "git", "reference"})
 

@@ -11,8 +11,6 @@ from toolnexus._aio import run_on_loop
 from toolnexus.sources.base import Reading
 from toolnexus.sources.fsspec import FsspecSource
 
-__all__ = ["HttpSource"]
-
 _CHUNK = 64 * 1024
 
 

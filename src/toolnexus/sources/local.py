@@ -22,8 +22,6 @@ from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotMod
 from toolnexus.sources.registry import ArchiveFile, archive_for_file, not_a_folder
 from toolnexus.stores import LocalStore, MemoryStore
 
-__all__ = ["RACY_SECONDS", "LocalSource"]
-
 #: A file changed less than this long ago is re-read every call: timestamps tick coarsely (2 s on
 #: FAT, a server's clock on NFS), so a same-size rewrite within one tick keeps the stat.
 RACY_SECONDS = 3.0

@@ -19,8 +19,6 @@ from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 if TYPE_CHECKING:
     from toolnexus.stores import Change, Moved, Plan
 
-__all__ = ["DictSource", "DictStore"]
-
 
 def _as_bytes(location: str, name: str, value: object) -> bytes:
     if isinstance(value, str):

@@ -36,17 +36,6 @@ from toolnexus.sources.freshness import (
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.registry import ArchiveKind, kind_by_name
 
-__all__ = [
-    "MEMBER_SLACK",
-    "MISS_BLOCK",
-    "TAIL_BYTES",
-    "Fetched",
-    "ObjectChangedError",
-    "ObjectClient",
-    "ObjectHome",
-    "TailZipBundle",
-]
-
 T = TypeVar("T")
 
 #: The first request's suffix range: a whole persona bundle, or any bundle's central directory.

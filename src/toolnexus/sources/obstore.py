@@ -32,8 +32,6 @@ from toolnexus.stores.obstore import PROTOCOLS, SingleWriterObstoreStore, store_
 if TYPE_CHECKING:
     from obstore import GetOptions
 
-__all__ = ["ADAPTER", "ADAPTER_PROTOCOLS", "ENGINE", "STORE_FILES", "ObstoreFsspecSource", "ObstoreSource"]
-
 T = TypeVar("T")
 
 #: obstore's fsspec adapter, as the protocol table names it, and the protocols it speaks.

@@ -15,29 +15,6 @@ from typing import IO, Any
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import SourceBase, read_only
 
-__all__ = [
-    "DEFAULT_ENGINE",
-    "STREAM_BLOCK_SIZE",
-    "ArchiveFile",
-    "ArchiveKind",
-    "ArchiveOpener",
-    "Engine",
-    "archive_for_file",
-    "archive_hop",
-    "archive_kinds",
-    "backend",
-    "backends",
-    "detect_kind",
-    "engine",
-    "filesystem_source",
-    "kind_by_name",
-    "not_a_bundle",
-    "not_a_folder",
-    "register_archive",
-    "register_engine",
-    "register_filesystem_source",
-]
-
 #: How many leading bytes a kind's ``sniff`` is shown (a tar header's magic sits at 257..262).
 HEAD_BYTES = 512
 #: Readahead for sequential passes over remote archives (one GET per MiB).

@@ -26,8 +26,6 @@ from toolnexus.sources.registry import (
 )
 from toolnexus.sources.registry import engine as _engine
 
-__all__ = ["Location", "is_url", "resolve", "resolve_output", "url_to_fs"]
-
 #: What ``compose_soul`` accepts as a home.
 Location = str | os.PathLike[str] | BootstrapSource | Any
 

@@ -17,8 +17,6 @@ from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
 from toolnexus.sources.objects import Fetched, ObjectChangedError, ObjectClient, ObjectHome
 from toolnexus.stores import S3Store
 
-__all__ = ["S3Client", "S3Source"]
-
 T = TypeVar("T")
 
 

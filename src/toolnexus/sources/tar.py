@@ -20,8 +20,6 @@ from toolnexus.sources.registry import ArchiveFile, ArchiveKind
 if TYPE_CHECKING:
     from toolnexus.stores import MemoryStore
 
-__all__ = ["MAX_TAR_SCAN_BYTES", "TAR", "TarSource"]
-
 #: Most decompressed bytes one composition scans in a tar bundle before refusing it (64 MiB).
 MAX_TAR_SCAN_BYTES = 64 * 1024 * 1024
 
