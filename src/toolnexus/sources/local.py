@@ -1,9 +1,6 @@
-"""Local persona homes, read with plain ``os`` calls: the fast path, and the symlink policy.
-
-One ``scandir``, then per name ``openat(O_NOFOLLOW | O_NONBLOCK)`` on the home's descriptor, one
-``fstat`` and one read bounded by the size. Freshness is a stat per file and one of the folder,
-never trusted younger than :data:`RACY_SECONDS`.
-"""
+"""Local homes, read with plain ``os`` calls: one ``scandir``, then per name
+``openat(O_NOFOLLOW | O_NONBLOCK)``, ``fstat`` and one bounded read; the symlink policy; freshness
+by stats never trusted younger than :data:`RACY_SECONDS`."""
 
 from __future__ import annotations
 
@@ -54,12 +51,9 @@ def file_kind(mode: int) -> str:
 
 
 class LocalSource(SourceBase):
-    """A persona home in a local directory: ``LocalSource("personas/aster")``.
-
-    A symlinked bootstrap file is followed when its resolved target lies inside the home; one
-    outside raises :class:`BootstrapError` without opening it, unless
-    ``follow_external_symlinks=True``; a dangling or looping symlink raises too.
-    """
+    """A persona home in a local directory: ``LocalSource("personas/aster")``. A symlinked file
+    is followed inside the home only (unless ``follow_external_symlinks=True``); a dangling or
+    looping one raises."""
 
     def __init__(self, root: str | os.PathLike[str], *, follow_external_symlinks: bool = False) -> None:
         self.root = os.path.abspath(os.fspath(root))
@@ -67,7 +61,6 @@ class LocalSource(SourceBase):
         self.follow_external_symlinks = follow_external_symlinks
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        """A home that is a regular file is a bundle: opening it as a folder tells, no ``stat``."""
         read = self.read_fast(names, limit, exact_sizes=exact_sizes)
         if isinstance(read, Reading):
             return read
@@ -76,8 +69,8 @@ class LocalSource(SourceBase):
     def read_fast(
         self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
     ) -> dict[str, bytes] | Reading:
-        """Plain bytes in the common case; anything else (a symlink, a non-file, over the cap, a
-        size that changed, an error) is read the careful way (:meth:`read_listed`)."""
+        """Plain bytes in the common case; a symlink, a non-file, over the cap, a size that
+        changed or an error is read the careful way (:meth:`read_listed`)."""
         dir_fd, listing = self.scan()
         if listing is None:
             return self.bundle().read_entries(names, limit, exact_sizes=exact_sizes)
