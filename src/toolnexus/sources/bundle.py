@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 from toolnexus._fs import is_hidden
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error, read_error
-from toolnexus.sources.archive_home import home_prefix, member_path
+from toolnexus.sources.archive_home import home_prefix, member_path, open_bundle_file, twice
 from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 from toolnexus.sources.registry import ArchiveFile, ArchiveKind, ArchiveOpener
 
@@ -96,12 +96,7 @@ class BundleSource(SourceBase):
 
     @contextlib.contextmanager
     def _opened(self) -> Iterator[zipfile.ZipFile]:
-        try:
-            archive_file = self.open_archive()
-        except FileNotFoundError:
-            raise location_error(FileNotFoundError, self.location, "no such persona bundle") from None
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
+        archive_file = open_bundle_file(self.open_archive, self.location)
         with archive_file, self._open_zip(archive_file) as archive:
             yield archive
 
@@ -138,10 +133,7 @@ class BundleSource(SourceBase):
         for path, member in members:
             if path in wanted:
                 if path in by_name:
-                    raise BootstrapError(
-                        f"{describe(self.location, path)}: the bundle holds this member twice; "
-                        "refusing to guess which one is the persona's"
-                    )
+                    raise twice(self.location, path)
                 by_name[path] = member
             elif path.rstrip("/") in wanted and member.is_dir():
                 # A folder and a file with the same name are ambiguous in either order.

@@ -12,8 +12,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from toolnexus._fs import is_hidden
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
-from toolnexus.errors import BootstrapError, describe, location_error, read_error
-from toolnexus.sources.archive_home import home_prefix, member_path
+from toolnexus.errors import BootstrapError
+from toolnexus.sources.archive_home import home_prefix, member_path, open_bundle_file, twice
 from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 from toolnexus.sources.registry import ArchiveFile, ArchiveKind
 
@@ -103,13 +103,7 @@ class TarSource(SourceBase):
         return self._pass(lambda stream: self._scan_folder(stream, folder, limit))
 
     def _pass(self, scan: Callable[[_Bounded], Reading]) -> Reading:
-        try:
-            raw = self.file.open_stream()
-        except FileNotFoundError:
-            raise location_error(FileNotFoundError, self.location, "no such persona bundle") from None
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
-        with raw:
+        with open_bundle_file(self.file.open_stream, self.location) as raw:
             try:
                 return scan(_decompressed(raw, self.location))
             except (BootstrapError, FileNotFoundError):
@@ -153,10 +147,7 @@ class TarSource(SourceBase):
                 elif folder and ("/" in folder or folder != (kept_folder := kept_folder or folder)):
                     continue  # deeper, or a second folder: never the home
                 if path in candidates:
-                    raise BootstrapError(
-                        f"{describe(self.location, path)}: the bundle holds this member twice; "
-                        "refusing to guess which one is the persona's"
-                    )
+                    raise twice(self.location, path)
                 candidates[path] = self._entry(archive, member, limit)
                 if self._complete(candidates, self.folder or "", names):
                     break  # every name of the home seen (explicit folder, or a full root)
