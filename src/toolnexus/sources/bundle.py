@@ -1,8 +1,6 @@
-"""Zip bundles, read with :mod:`zipfile` over any file object, opened afresh on every call.
-
-Members are inflated incrementally to ``limit + 1`` bytes (a zip bomb stops at the cap); only
-stored and deflated ones are read, since zipfile inflates a bzip2 or LZMA chunk whole.
-"""
+"""Zip bundles, read with :mod:`zipfile` over any file object opened afresh each call. Members are
+inflated incrementally to ``limit + 1`` bytes (a zip bomb stops at the cap), so only stored and
+deflated ones are read: zipfile inflates a bzip2 or LZMA chunk whole."""
 
 from __future__ import annotations
 
@@ -40,12 +38,8 @@ _ENCRYPTED_FLAG = 0x1
 
 
 class BundleSource(SourceBase):
-    """A persona home inside a zip archive: ``BundleSource(lambda: open("aster.zip", "rb"), "aster.zip")``.
-
-    ``folder`` names the home folder inside the archive explicitly (as ``zip://aster::…`` does);
-    ``None`` applies the single-top-level-folder rule. A backend with a faster way to fetch
-    an archive subclasses it (object stores: :class:`.objects.TailZipBundle`, read from the tail).
-    """
+    """A persona home inside a zip archive: ``BundleSource(lambda: open("aster.zip", "rb"), "aster.zip")``;
+    ``folder`` names the home folder in it (as ``zip://aster::…``), ``None``: the single-folder rule."""
 
     def __init__(self, open_archive: ArchiveOpener, location: str, folder: str | None = None) -> None:
         self.open_archive = open_archive

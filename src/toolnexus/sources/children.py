@@ -75,12 +75,8 @@ def fsspec_children(fs: Any, path: str, location: str) -> Pages | None:
 
 
 def delimited_children(store: Any, path: str, location: str) -> Pages | None:
-    """``path``'s children from one ``list_with_delimiter`` (``None``: nothing listed there).
-
-    That API has no pages, so the direct children's names (about 100 bytes a persona) are held at
-    once and handed out :data:`LIST_PAGE_SIZE` a page; a folder marker alone is an empty prefix,
-    a missing bucket no such prefix.
-    """
+    """``path``'s children from one ``list_with_delimiter`` (``None``: nothing there). That API
+    has no pages: the names (~100 bytes a persona) are held at once, handed out a page at a time."""
     import obstore  # noqa: PLC0415  (the optional engine)
 
     try:
