@@ -185,10 +185,14 @@ class ArchiveKind:
 
 
 _KINDS: dict[str, ArchiveKind] = {}
+#: Every kind's name endings, longest first (``.tar.gz`` before ``.gz``).
+_ENDINGS: list[tuple[str, ArchiveKind]] = []
 
 
 def register_archive(kind: ArchiveKind) -> ArchiveKind:
     _KINDS[kind.protocol] = kind
+    endings = ((suffix, kind) for kind in _KINDS.values() for suffix in kind.suffixes)
+    _ENDINGS[:] = sorted(endings, key=lambda ending: -len(ending[0]))
     return kind
 
 
@@ -208,12 +212,9 @@ def archive_hop(url: str, storage_options: dict[str, Any]) -> tuple[ArchiveKind,
 
 
 def kind_by_name(path: str) -> ArchiveKind | None:
-    """The kind a file name's ending says (longest ending wins: ``.tar.gz`` over ``.gz``)."""
+    """The kind a file name's ending says (the longest ending wins: ``.tar.gz`` over ``.gz``)."""
     lower = path.lower()
-    matches = [
-        (len(suffix), kind) for kind in _KINDS.values() for suffix in kind.suffixes if lower.endswith(suffix)
-    ]
-    return max(matches, key=lambda match: match[0])[1] if matches else None
+    return next((kind for ending, kind in _ENDINGS if lower.endswith(ending)), None)
 
 
 def detect_kind(file: ArchiveFile) -> ArchiveKind | None:
