@@ -44,6 +44,13 @@ ADAPTER_PROTOCOLS = (
 STORE_FILES = "toolnexus.sources.obstore.StoreFiles"
 
 
+def _obstore() -> Any:
+    """obstore itself, imported on first use (the optional engine; a store means it is there)."""
+    import obstore  # noqa: PLC0415
+
+    return obstore
+
+
 def _mapped(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``call``, its failure in the vocabulary of every source (:func:`.object_store_error`)."""
     try:
@@ -84,8 +91,6 @@ class ObstoreClient(ObjectClient):
         if_none_match: str | None = None,
         if_match: str | None = None,
     ) -> Fetched | NotModified:
-        import obstore  # noqa: PLC0415
-
         byte_range: Any = {"suffix": -start} if end is None else (start, end)
         options: GetOptions = {"range": byte_range}
         if if_none_match is not None:
@@ -94,13 +99,13 @@ class ObstoreClient(ObjectClient):
             options["if_match"] = if_match
         try:
             try:
-                result = await obstore.get_async(self.store, self.key, options=options)
+                result = await _obstore().get_async(self.store, self.key, options=options)
             except Exception as error:
                 # an empty object has no range to satisfy (moto answers a suffix of one with 200)
                 if not (is_empty_range_error(error) or "non-partial response" in str(error)):
                     raise
                 del options["range"]
-                result = await obstore.get_async(self.store, self.key, options=options)
+                result = await _obstore().get_async(self.store, self.key, options=options)
                 if int(result.meta["size"]) > (-start if end is None else end):  # never a large one whole
                     why = "the server does not answer byte ranges; not downloading it whole"
                     raise OSError(f"{self.location}: {why}") from error
@@ -117,10 +122,8 @@ class ObstoreClient(ObjectClient):
         """Azure Blob answers no suffix range: a HEAD, then a GET pinned to its ETag."""
         if type(self.store).__name__ != "AzureStore":
             return await super().tail(size, if_none_match=if_none_match)
-        import obstore  # noqa: PLC0415
-
         try:
-            head = await obstore.head_async(self.store, self.key)
+            head = await _obstore().head_async(self.store, self.key)
         except Exception as error:
             raise object_store_error(error) from error
         if if_none_match is not None and head["e_tag"] == if_none_match:
@@ -164,18 +167,14 @@ class StoreFiles:
 
     def head(self, path: str) -> int | None:
         """The size of the object ``path`` (one HEAD), ``None`` if there is none."""
-        import obstore  # noqa: PLC0415
-
         try:
-            return int(_mapped(obstore.head, self.store, path)["size"]) if path else None
+            return int(_mapped(_obstore().head, self.store, path)["size"]) if path else None
         except FileNotFoundError:
             return None
 
     def isdir(self, path: str) -> bool:
         """One LIST of the prefix: does anything live under it?"""
-        import obstore  # noqa: PLC0415
-
-        listing = _mapped(obstore.list_with_delimiter, self.store, path or None)
+        listing = _mapped(_obstore().list_with_delimiter, self.store, path or None)
         return bool(listing["objects"] or listing["common_prefixes"])
 
     def info(self, path: str) -> dict[str, Any]:
@@ -191,9 +190,7 @@ class StoreFiles:
         return self.head(path) is not None
 
     def find(self, path: str, detail: bool = True) -> dict[str, dict[str, Any]]:
-        import obstore  # noqa: PLC0415
-
-        chunks = _mapped(lambda: list(obstore.list(self.store, prefix=path.rstrip("/"), chunk_size=1000)))
+        chunks = _mapped(lambda: list(_obstore().list(self.store, prefix=path.rstrip("/"), chunk_size=1000)))
         return {
             str(meta["path"]): {"type": "file", "size": int(meta["size"])}
             for chunk in chunks
@@ -208,23 +205,17 @@ class StoreFiles:
         return await _capped_all(self._cat_file, paths, ends[0] if ends else 0)
 
     async def _cat_file(self, path: str, start: int = 0, end: int | None = None) -> bytes:
-        import obstore  # noqa: PLC0415
-
-        return bytes(await obstore.get_range_async(self.store, path, start=start, end=end or 0))
+        return bytes(await _obstore().get_range_async(self.store, path, start=start, end=end or 0))
 
     def pipe_file(self, path: str, data: bytes) -> None:
         """One PUT (atomic on object stores)."""
-        import obstore  # noqa: PLC0415
-
-        _mapped(obstore.put, self.store, path, data, use_multipart=False)
+        _mapped(_obstore().put, self.store, path, data, use_multipart=False)
 
     def cat_file(self, path: str, start: int = 0, end: int | None = None) -> bytes:
-        import obstore  # noqa: PLC0415
-
         try:
             if end is None:
-                return bytes(obstore.get(self.store, path).bytes())
-            return bytes(obstore.get_range(self.store, path, start=start, end=end))
+                return bytes(_obstore().get(self.store, path).bytes())
+            return bytes(_obstore().get_range(self.store, path, start=start, end=end))
         except Exception as error:
             if is_empty_range_error(error):
                 return b""
@@ -232,13 +223,11 @@ class StoreFiles:
 
     def open(self, path: str, mode: str = "rb", **options: Any) -> IO[bytes]:
         """A reader with a readahead of ``block_size`` (1 MiB), or for ``"wb"`` a streamed writer."""
-        import obstore  # noqa: PLC0415
-
         if "w" in mode:
-            return _Writer(_mapped(obstore.open_writer, self.store, path))  # type: ignore[return-value]
+            return _Writer(_mapped(_obstore().open_writer, self.store, path))  # type: ignore[return-value]
         buffer_size = options.get("block_size") or STREAM_BLOCK_SIZE
         return io.BufferedReader(
-            _Reader(_mapped(obstore.open_reader, self.store, path, buffer_size=buffer_size))
+            _Reader(_mapped(_obstore().open_reader, self.store, path, buffer_size=buffer_size))
         )
 
 
