@@ -50,11 +50,7 @@ class BundleSource(SourceBase):
     def from_file(cls, path: str, folder: str | None = None) -> BundleSource:
         """A bundle on local disk: ``BundleSource.from_file("aster.zip")``."""
         path = os.path.abspath(path)
-
-        def opener() -> IO[bytes]:
-            return open(path, "rb")
-
-        return cls(opener, path, folder)
+        return cls(lambda: open(path, "rb"), path, folder)
 
     @classmethod
     def from_archive_file(cls, file: ArchiveFile, folder: str | None = None) -> BundleSource:
@@ -64,10 +60,6 @@ class BundleSource(SourceBase):
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         raise read_only(self.location, "a zip bundle (read-only)", ZIP.read_only_reason)
-
-    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        with self._opened() as archive:
-            return self._read_members(archive, names, limit)
 
     def read_folder(self, folder: str, limit: int) -> Reading:
         with self._opened() as archive:
@@ -119,33 +111,34 @@ class BundleSource(SourceBase):
         members = [(member_path(member.filename), member) for member in archive.infolist()]
         return members, home_prefix((path for path, _ in members), names, self.folder, self.location, "zip")
 
-    def _read_members(self, archive: zipfile.ZipFile, names: Sequence[str], limit: int) -> Reading:
-        members, prefix = self._home(archive, names)
-        location = f"zip://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
-        by_name: dict[str, zipfile.ZipInfo] = {}
-        wanted = {prefix + name: name for name in names}
-        for path, member in members:
-            if path in wanted:
-                if path in by_name:
-                    raise twice(self.location, path)
-                by_name[path] = member
-            elif path.rstrip("/") in wanted and member.is_dir():
-                # A folder and a file with the same name are ambiguous in either order.
-                previous = by_name.setdefault(path.rstrip("/"), member)
-                if not previous.is_dir():
-                    raise BootstrapError(
-                        f"{describe(self.location, path.rstrip('/'))}: the bundle also holds a folder "
-                        "of this name; refusing to guess which one is the persona's"
-                    )
-        entries: dict[str, Entry] = {}
-        # Members in archive order, so a readahead buffer serves neighbours in one fetch.
-        for path, member in sorted(by_name.items(), key=lambda item: item[1].header_offset):
-            name = wanted[path]
-            if member.is_dir():
-                entries[name] = Entry(None, why="folder")
-            else:
-                entries[name] = self._member(archive, member, path, limit)
-        return Reading(location, entries)
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        with self._opened() as archive:
+            members, prefix = self._home(archive, names)
+            location = f"zip://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
+            by_name: dict[str, zipfile.ZipInfo] = {}
+            wanted = {prefix + name: name for name in names}
+            for path, member in members:
+                if path in wanted:
+                    if path in by_name:
+                        raise twice(self.location, path)
+                    by_name[path] = member
+                elif path.rstrip("/") in wanted and member.is_dir():
+                    # A folder and a file with the same name are ambiguous in either order.
+                    previous = by_name.setdefault(path.rstrip("/"), member)
+                    if not previous.is_dir():
+                        raise BootstrapError(
+                            f"{describe(self.location, path.rstrip('/'))}: the bundle also holds a folder "
+                            "of this name; refusing to guess which one is the persona's"
+                        )
+            entries: dict[str, Entry] = {}
+            # Members in archive order, so a readahead buffer serves neighbours in one fetch.
+            for path, member in sorted(by_name.items(), key=lambda item: item[1].header_offset):
+                name = wanted[path]
+                if member.is_dir():
+                    entries[name] = Entry(None, why="folder")
+                else:
+                    entries[name] = self._member(archive, member, path, limit)
+            return Reading(location, entries)
 
 
 def open_archive(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> IO[bytes]:

@@ -134,6 +134,7 @@ class TarSource(SourceBase):
         paths: list[str] = []
         candidates: dict[str, Entry] = {}  # by member path: root names and one folder's names
         kept_folder = ""  # in the folder rule, the only folder that can become the home
+        complete = [f"{self.folder}/{name}" if self.folder else name for name in names]
         with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
             for member in archive:
                 path = member_path(member.name, dot_prefixed=True).rstrip("/")
@@ -149,17 +150,12 @@ class TarSource(SourceBase):
                 if path in candidates:
                     raise twice(self.location, path)
                 candidates[path] = self._entry(archive, member, limit)
-                if self._complete(candidates, self.folder or "", names):
+                if all(path in candidates for path in complete):
                     break  # every name of the home seen (explicit folder, or a full root)
         prefix = home_prefix(paths, names, self.folder, self.location, "tar")
         location = f"tar://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
         entries = {name: candidates[prefix + name] for name in names if prefix + name in candidates}
         return Reading(location, entries)
-
-    @staticmethod
-    def _complete(candidates: dict[str, Entry], folder: str, names: Sequence[str]) -> bool:
-        prefix = f"{folder}/" if folder else ""
-        return all(prefix + name in candidates for name in names)
 
     def _entry(self, archive: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> Entry:
         if not member.isreg():
