@@ -40,14 +40,13 @@ _NOFOLLOW_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
 _PROC_FD = "/proc/self/fd" if sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd") else None
 
 
+#: What a name that is no regular file is, by its stat's file type.
+_KINDS = {stat.S_IFDIR: "folder", stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket"}
+_KINDS |= {stat.S_IFCHR: "device", stat.S_IFBLK: "device"}
+
+
 def file_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISFIFO(mode):
-        return "fifo"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 class LocalSource(SourceBase):

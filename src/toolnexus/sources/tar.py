@@ -159,7 +159,7 @@ class TarSource(SourceBase):
 
     def _entry(self, archive: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> Entry:
         if not member.isreg():
-            return Entry(None, why=_member_kind(member))
+            return Entry(None, why=_KINDS.get(member.type, "not a regular file"))
         stream = archive.extractfile(member)
         if stream is None:  # pragma: no cover - isreg() members always have data
             return Entry(None)
@@ -167,16 +167,9 @@ class TarSource(SourceBase):
             return Entry(stream.read(limit + 1), member.size)
 
 
-def _member_kind(member: tarfile.TarInfo) -> str:
-    if member.isdir():
-        return "folder"
-    if member.issym():
-        return "symlink"
-    if member.islnk():
-        return "hard link"
-    if member.isfifo():
-        return "fifo"
-    return "device" if member.isdev() else "not a regular file"
+#: What a member that is no regular file is, by its type.
+_KINDS = {tarfile.DIRTYPE: "folder", tarfile.SYMTYPE: "symlink", tarfile.LNKTYPE: "hard link"}
+_KINDS |= {tarfile.FIFOTYPE: "fifo", tarfile.CHRTYPE: "device", tarfile.BLKTYPE: "device"}
 
 
 #: Tar bundles, plain or compressed with gzip, bzip2 or xz.
