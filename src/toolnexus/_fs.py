@@ -15,11 +15,16 @@ from toolnexus._object_store import object_store_status
 #: How many folder levels below a listed folder are walked (a bound against hostile trees).
 FOLDER_DEPTH = 8
 
-_FOLDER_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-)
-_FILE_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+#: Opening a folder (the home itself may be reached through a symlink), and one below it (never).
+DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_FOLDER_FLAGS = DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0)
+#: Opening a file to read it: never a symlink, never blocking on a FIFO.
+FILE_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
 )
 
 
@@ -101,7 +106,7 @@ def local_files(root: str, folder: str) -> Iterator[tuple[str, int, str]]:
     """Every regular file below ``root/folder`` as ``(path relative to root, folder fd valid until
     the next item, name)``: no symlink, no hidden name, :data:`FOLDER_DEPTH` levels at most."""
     try:
-        root_fd = os.open(root, _FOLDER_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+        root_fd = os.open(root, DIR_FLAGS)
     except FileNotFoundError:
         return
     try:
@@ -120,7 +125,7 @@ def read_local_files(root: str, folder: str, limit: int) -> Iterator[tuple[str, 
     a symlink meanwhile skipped); a failure carries the path as ``filename``."""
     for path, dir_fd, name in local_files(root, folder):
         try:
-            fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+            fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
         except FileNotFoundError:
             continue
         except OSError as error:

@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Hashable, Sequence
 
-from toolnexus._fs import read_capped, read_local_files, stat_validator
+from toolnexus._fs import DIR_FLAGS, FILE_FLAGS, read_capped, read_local_files, stat_validator
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
 from toolnexus.sources.children import Pages, local_children
@@ -26,14 +26,6 @@ RACY_SECONDS = 3.0
 #: The wall clock file timestamps are compared with (a seam for tests that age files).
 _now = time.time
 
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
-DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 HAS_DIR_FD = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
 #: What ``open(O_NOFOLLOW)`` of a symlink fails with: ELOOP (Linux, macOS), EMLINK (FreeBSD).
 _NOFOLLOW_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
@@ -101,7 +93,7 @@ class LocalSource(SourceBase):
             if not dir_entry.is_file(follow_symlinks=False):
                 return None
             try:
-                fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
+                fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
             except OSError as error:
                 if error.errno in _NOFOLLOW_ERRNOS:  # swapped for a symlink since the scan
                     raise self._became_symlink(name) from error
@@ -259,7 +251,7 @@ class LocalSource(SourceBase):
     def _open_listed(self, dir_fd: int | None, dir_entry: os.DirEntry[str]) -> int:
         path = dir_entry.name if dir_fd is not None else dir_entry.path
         try:
-            return os.open(path, _OPEN_FLAGS, dir_fd=dir_fd)
+            return os.open(path, FILE_FLAGS, dir_fd=dir_fd)
         except OSError as error:
             if error.errno not in _NOFOLLOW_ERRNOS:
                 raise
@@ -282,7 +274,7 @@ class LocalSource(SourceBase):
         mode = os.stat(target).st_mode
         if not stat.S_ISREG(mode):
             return Entry(None, why=f"symlink to a {file_kind(mode)}")
-        fd = os.open(target, _OPEN_FLAGS)
+        fd = os.open(target, FILE_FLAGS)
         try:
             if _PROC_FD is not None:  # the target may have been swapped since realpath: recheck
                 self._check_inside(name, os.readlink(f"{_PROC_FD}/{fd}"))
