@@ -295,8 +295,8 @@ class ObjectHome(FsspecSource):
         async def revalidated(name: str) -> Fetched | NotModified | Exception | None:
             etag = previous.get(name)
             try:
-                request = self.remote(self.path_of(name))
-                return await request.get(0, limit + 1, if_none_match=etag if isinstance(etag, str) else None)
+                client = self.remote(self.path_of(name))
+                return await client.get(0, limit + 1, if_none_match=etag if isinstance(etag, str) else None)
             except FileNotFoundError:
                 return None
             except Exception as error:
