@@ -67,10 +67,6 @@ async def _capped(cat: Callable[..., Coroutine[Any, Any, Any]], path: str, end: 
         return error if is_empty_range_error(error) else object_store_error(error)
 
 
-async def _capped_all(cat: Callable[..., Any], paths: Sequence[str], end: int) -> list[Any]:
-    return list(await asyncio.gather(*(_capped(cat, path, end) for path in paths)))
-
-
 class ObstoreClient(ObjectClient):
     """One object through obstore, for the tail read and revalidation."""
 
@@ -197,12 +193,12 @@ class StoreFiles:
             for meta in chunk
         }
 
-    def cat_ranges(self, paths: list[str], starts: list[int], ends: list[int], **_: Any) -> Any:
-        return run_sync(self._cat_ranges, paths, starts, ends)
+    @property
+    def loop(self) -> Any:
+        """fsspec's I/O loop, where sync code runs obstore's coroutines (:func:`.run_on_loop`)."""
+        from fsspec.asyn import get_loop  # noqa: PLC0415
 
-    async def _cat_ranges(self, paths: list[str], starts: list[int], ends: list[int], **_: Any) -> Any:
-        """The plan's batch: bytes ``[0, end)`` of each path (``starts`` are 0), failures as values."""
-        return await _capped_all(self._cat_file, paths, ends[0] if ends else 0)
+        return get_loop()
 
     async def _cat_file(self, path: str, start: int = 0, end: int | None = None) -> bytes:
         return bytes(await _obstore().get_range_async(self.store, path, start=start, end=end or 0))
@@ -272,7 +268,21 @@ class _Writer:
         self._writer = None
 
 
-class ObstoreSource(ObjectHome):
+class _OneGetEach(FsspecSource):
+    """A home through obstore, whose calls answer one object each: the batch is one capped
+    ``_cat_file`` per name, gathered; obstore's Rust runtime does not survive ``fork()``."""
+
+    fork_safe = False
+
+    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
+        return list(run_on_loop(self.fs, self._fetch_coroutine, names, limit))
+
+    async def _fetch_coroutine(self, names: Sequence[str], limit: int) -> list[Any]:
+        cat = self.fs._cat_file
+        return list(await asyncio.gather(*(_capped(cat, self.path_of(name), limit + 1) for name in names)))
+
+
+class ObstoreSource(ObjectHome, _OneGetEach):
     """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``;
     ``prefix`` is relative to the store's own prefix (``""``: its root)."""
 
@@ -325,21 +335,14 @@ class ObstoreSource(ObjectHome):
         return SingleWriterObstoreStore(self, name, probe=lambda store: None)
 
 
-class ObstoreFsspecSource(FsspecSource):
+class ObstoreFsspecSource(_OneGetEach):
     """A home through obstore's fsspec adapter (``fs=FsspecStore("s3", …)``), whose
-    ``cat_ranges`` ignores ``on_error`` (so the batch is one ``_cat_file`` per name) and whose
-    ``pipe`` ignores write modes (so writing needs ``single_writer=True``)."""
+    ``cat_ranges`` ignores ``on_error`` and whose ``pipe`` ignores write modes (so writing needs
+    ``single_writer=True``)."""
 
     refusal_hint = (
         " For compare-and-swap writes through obstore, pass engine='obstore' (CLI: --engine obstore)."
     )
-    fork_safe = False  # obstore's Rust runtime, under the adapter
-
-    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
-        return list(run_on_loop(self.fs, self._fetch_coroutine, names, limit))
-
-    async def _fetch_coroutine(self, names: Sequence[str], limit: int) -> list[Any]:
-        return await _capped_all(self.fs._cat_file, [self.path_of(name) for name in names], limit + 1)
 
 
 def open_url(url: str, storage_options: dict[str, Any]) -> SourceBase:
