@@ -1,15 +1,11 @@
-"""Crossing between sync code, the caller's event loop and an async fsspec filesystem's own loop.
-
-Written once here because sources, stores and the cache all make the same two hops.
-"""
+"""Crossing between sync code, the caller's event loop and an async filesystem's own loop: the
+same hops for sources, stores and the cache."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
-
-__all__ = ["await_on_loop", "run_on_loop", "run_sync"]
 
 T = TypeVar("T")
 
@@ -23,21 +19,16 @@ def run_on_loop(fs: Any, function: Callable[..., Coroutine[Any, Any, T]], *args:
 
 
 async def await_on_loop(fs: Any, coroutine: Coroutine[Any, Any, T]) -> T:
-    """Await ``coroutine`` on ``fs``'s loop from the caller's loop, without a thread per call.
-
-    A filesystem created with ``asynchronous=True`` already lives on the caller's loop.
-    """
+    """Await ``coroutine`` on ``fs``'s loop from the caller's, without a thread per call (one
+    created with ``asynchronous=True`` already lives on the caller's loop)."""
     if getattr(fs, "asynchronous", False):
         return await coroutine
     return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, fs.loop))
 
 
 def run_sync(function: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
-    """Run a coroutine function to completion from sync code, on fsspec's I/O loop thread.
-
-    For clients that are not fsspec filesystems (obstore) but whose batches must still run
-    concurrently from sync code: one loop thread for the process, not a loop per call, and safe
-    to call from inside a running event loop (the caller's loop is never the one used)."""
+    """Run a coroutine function from sync code on fsspec's I/O loop thread (obstore's batches):
+    one loop for the process, safe inside a running event loop (never the caller's)."""
     from fsspec.asyn import get_loop, sync  # noqa: PLC0415  (fsspec is imported on first remote use)
 
     result: T = sync(get_loop(), function, *args, **kwargs)

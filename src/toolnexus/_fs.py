@@ -1,7 +1,5 @@
-"""Low file helpers for the sources (reading, freshness) and the stores (writing).
-
-They live below both so that neither imports the other's internals.
-"""
+"""Low file helpers for the sources (reading, freshness) and the stores (writing): below both,
+so that neither imports the other's internals."""
 
 from __future__ import annotations
 
@@ -14,26 +12,19 @@ from typing import Any
 
 from toolnexus._object_store import object_store_status
 
-__all__ = [
-    "FOLDER_DEPTH",
-    "fsspec_files",
-    "is_empty_range_error",
-    "is_hidden",
-    "local_files",
-    "open_folders",
-    "read_capped",
-    "read_local_files",
-    "stat_validator",
-]
-
 #: How many folder levels below a listed folder are walked (a bound against hostile trees).
 FOLDER_DEPTH = 8
 
-_FOLDER_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-)
-_FILE_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+#: Opening a folder (the home itself may be reached through a symlink), and one below it (never).
+DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_FOLDER_FLAGS = DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0)
+#: Opening a file to read it: never a symlink, never blocking on a FIFO.
+FILE_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
 )
 
 
@@ -56,10 +47,8 @@ def read_capped(fd: int, limit: int) -> tuple[bytes | None, int | None]:
 
 
 def is_empty_range_error(result: BaseException) -> bool:
-    """A read of bytes ``[0, n)`` answered with HTTP 416: the object is empty. Each client spells
-    it its own way: s3fs raises ``OSError(EINVAL, "…not satisfiable")``; azure-storage-blob an
-    error with ``status_code`` 416 (``InvalidRange``); aiohttp (HTTP) ``status``, gcsfs ``code``;
-    obstore only in its message (:func:`toolnexus._object_store.object_store_status`)."""
+    """A read of bytes ``[0, n)`` answered with HTTP 416: the object is empty. s3fs says so with
+    ``EINVAL``, azure ``status_code``, aiohttp ``status``, gcsfs ``code``, obstore its message."""
     if isinstance(result, OSError) and result.errno == errno.EINVAL and "satisfiable" in str(result):
         return True
     if any(getattr(result, field, None) == 416 for field in ("status_code", "status", "code")):
@@ -81,13 +70,9 @@ def is_hidden(relative: str) -> bool:
 
 
 def open_folders(root_fd: int, parts: Sequence[str], *, create: bool = False) -> list[int] | None:
-    """Open each folder of ``parts`` below ``root_fd`` in turn, never following a symlink.
-
-    Returns their descriptors in order (the caller closes them), or ``None`` when one is missing
-    and ``create`` is false; with ``create`` a missing folder is made. A component that is a
-    symlink or a file raises :class:`NotADirectoryError` naming it: nothing is ever written or
-    read through a link, so a path below the home cannot lead out of it.
-    """
+    """The descriptors of each folder of ``parts`` below ``root_fd`` (the caller closes them),
+    never through a symlink (a :class:`NotADirectoryError` naming it), so no path leads out of the
+    home; ``None`` when one is missing, unless ``create`` makes it."""
     fds: list[int] = []
     try:
         for index, part in enumerate(parts):
@@ -118,14 +103,10 @@ def open_folders(root_fd: int, parts: Sequence[str], *, create: bool = False) ->
 
 
 def local_files(root: str, folder: str) -> Iterator[tuple[str, int, str]]:
-    """Every regular file below ``root/folder``: ``(path relative to root, folder fd, name)``.
-
-    The descriptor is valid until the next item. Symlinks are never followed (neither listed),
-    hidden names are skipped, and at most :data:`FOLDER_DEPTH` levels are walked. A missing
-    folder yields nothing.
-    """
+    """Every regular file below ``root/folder`` as ``(path relative to root, folder fd valid until
+    the next item, name)``: no symlink, no hidden name, :data:`FOLDER_DEPTH` levels at most."""
     try:
-        root_fd = os.open(root, _FOLDER_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+        root_fd = os.open(root, DIR_FLAGS)
     except FileNotFoundError:
         return
     try:
@@ -140,12 +121,11 @@ def local_files(root: str, folder: str) -> Iterator[tuple[str, int, str]]:
 
 
 def read_local_files(root: str, folder: str, limit: int) -> Iterator[tuple[str, bytes, int | None]]:
-    """``(path relative to root, first limit + 1 bytes, size)`` of every file :func:`local_files`
-    lists; one that vanished or became a symlink meanwhile is skipped. A failure is raised with
-    ``filename`` set to the file's path."""
+    """``(path, first limit + 1 bytes, size)`` of each file :func:`local_files` lists (one gone or
+    a symlink meanwhile skipped); a failure carries the path as ``filename``."""
     for path, dir_fd, name in local_files(root, folder):
         try:
-            fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+            fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
         except FileNotFoundError:
             continue
         except OSError as error:
@@ -188,11 +168,8 @@ def _walk(fd: int, prefix: str, depth: int) -> Iterator[tuple[str, int, str]]:
 
 
 def fsspec_files(fs: Any, folder_path: str) -> dict[str, int]:
-    """Every file below ``folder_path`` on an fsspec filesystem: ``{path relative to it: size}``.
-
-    The listing is fresh (the filesystem's listing cache for the folder is dropped first);
-    hidden names are skipped; a missing folder is empty.
-    """
+    """``{path relative to it: size}`` of every file below ``folder_path``, freshly listed,
+    hidden names skipped; a missing folder is empty."""
     fs.invalidate_cache(folder_path)
     try:
         found = fs.find(folder_path, detail=True)

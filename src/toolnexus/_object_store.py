@@ -8,8 +8,6 @@ import errno
 import re
 import sys
 
-__all__ = ["is_conflict", "object_store_error", "object_store_status"]
-
 
 def _obstore_errors(*names: str) -> tuple[type[BaseException], ...]:
     """obstore's exception classes by name; none if obstore was never imported."""

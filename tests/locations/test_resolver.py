@@ -154,3 +154,15 @@ def test_a_dir_filesystem_over_a_sync_one_composes_async_too() -> None:
     expected = compose_soul("aster", fs=personas)
     assert expected == ("## SOUL.md\n\nYou are Aster.\n\n## USER.md\n\nMira", ["SOUL.md", "USER.md"])
     assert asyncio.run(compose_soul_async("aster", fs=personas)) == expected
+
+
+def test_the_extension_surface_is_what_docs_extending_shows() -> None:
+    """``toolnexus.sources.__all__`` is a small surface, every name of it explained on the page
+    that teaches extending; the resolver's own vocabulary stays importable without being in it."""
+    import toolnexus.sources  # noqa: PLC0415
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "extending.md").read_text(encoding="utf-8")
+    assert len(toolnexus.sources.__all__) <= 15
+    assert [name for name in toolnexus.sources.__all__ if f"`{name}" not in page] == []
+    assert {"resolve", "LocalSource", "BundleSource"}.isdisjoint(toolnexus.sources.__all__)
+    assert toolnexus.sources.resolve is resolve

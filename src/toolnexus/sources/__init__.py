@@ -1,110 +1,63 @@
-"""Sources of bootstrap files, the registry of archive kinds and engines, and :func:`resolve`.
+"""Sources of bootstrap files: the surface for new backends, sources and bundle kinds (``__all__``),
+and below it each built-in archive kind, backend and engine, registered one line each.
 
-:func:`resolve` (in :mod:`.resolve`) is the one place a location becomes a source; which kind of
-bundle a file is, is decided by :mod:`.registry`. Each built-in archive kind and each backend
-(the protocol table: which source reads, writes and revalidates homes on a protocol, and which
-extra installs it) is registered below, one line each: a new one is a module plus a line here.
-So is each engine other than fsspec: ``engine="obstore"`` reads the object-store URLs through
-obstore's own client (:mod:`.obstore`).
+The names imported with ``as`` are the layers above's way in (``resolve`` and its vocabulary), not
+part of the extension surface; the tables themselves are :mod:`.registry`'s.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
-from toolnexus.sources.base import (
-    BootstrapSource,
-    Entry,
-    PlainSource,
-    Reading,
-    SourceBase,
-    by_content,
-    read_only,
-)
-from toolnexus.sources.bundle import ZIP, BundleSource
-from toolnexus.sources.children import Child, Pages
+from toolnexus.sources.base import BootstrapSource, Entry, Reading, SourceBase, read_only
+from toolnexus.sources.bundle import ZIP
+from toolnexus.sources.bundle import BundleSource as BundleSource
+from toolnexus.sources.children import Child
+from toolnexus.sources.children import Pages as Pages
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.http import HttpSource
-from toolnexus.sources.layered import LayeredSource
-from toolnexus.sources.local import LocalSource
-from toolnexus.sources.mapping import DictSource
-from toolnexus.sources.obstore import (
-    ADAPTER,
-    ADAPTER_PROTOCOLS,
-    PROTOCOLS,
-    STORE_FILES,
-    ObstoreFsspecSource,
-    ObstoreSource,
-    open_filesystem,
-    open_output,
-    open_url,
-)
+from toolnexus.sources.layered import LayeredSource as LayeredSource
+from toolnexus.sources.local import LocalSource as LocalSource
+from toolnexus.sources.mapping import DictSource as DictSource
+from toolnexus.sources.obstore import ADAPTER, ADAPTER_PROTOCOLS, ENGINE, STORE_FILES, ObstoreFsspecSource
+from toolnexus.sources.obstore import ObstoreSource as ObstoreSource
+from toolnexus.sources.registry import DEFAULT_ENGINE as DEFAULT_ENGINE
+from toolnexus.sources.registry import ArchiveFile as ArchiveFile
 from toolnexus.sources.registry import (
-    DEFAULT_ENGINE,
-    ArchiveFile,
     ArchiveKind,
-    Backend,
-    Engine,
-    archive_kinds,
-    backend,
-    backends,
-    engine,
-    filesystem_source,
-    kind_by_name,
     register_archive,
     register_engine,
     register_filesystem_source,
 )
-from toolnexus.sources.resolve import Location, is_url, resolve, resolve_output, url_to_fs
+from toolnexus.sources.registry import archive_kinds as archive_kinds
+from toolnexus.sources.registry import backends as backends
+from toolnexus.sources.registry import kind_by_name as kind_by_name
+from toolnexus.sources.resolve import Location as Location
+from toolnexus.sources.resolve import is_url as is_url
+from toolnexus.sources.resolve import resolve as resolve
+from toolnexus.sources.resolve import resolve_output as resolve_output
+from toolnexus.sources.resolve import url_to_fs as url_to_fs
 from toolnexus.sources.s3 import S3Source
-from toolnexus.sources.tar import TAR, TarSource
+from toolnexus.sources.tar import TAR
 from toolnexus.stores.fsspec import AzureBlobStore, GcsStore
 
 __all__ = [
-    "DEFAULT_ENGINE",
     "NOT_MODIFIED",
-    "ArchiveFile",
     "ArchiveKind",
-    "Backend",
     "BootstrapSource",
-    "BundleSource",
     "Changes",
     "Child",
-    "DictSource",
-    "Engine",
     "Entry",
     "FreshFile",
     "FsspecSource",
-    "HttpSource",
-    "LayeredSource",
-    "LocalSource",
-    "Location",
     "NotModified",
-    "ObstoreFsspecSource",
-    "ObstoreSource",
-    "Pages",
-    "PlainSource",
     "Reading",
-    "S3Source",
     "SourceBase",
-    "TarSource",
     "Validators",
-    "archive_kinds",
-    "backend",
-    "backends",
-    "by_content",
-    "engine",
-    "filesystem_source",
-    "is_url",
-    "kind_by_name",
     "read_only",
     "register_archive",
-    "register_engine",
     "register_filesystem_source",
-    "resolve",
-    "resolve_output",
-    "url_to_fs",
 ]
 
 register_archive(ZIP)
@@ -118,4 +71,4 @@ register_filesystem_source(("http", "https"), HttpSource, extra="http")
 register_filesystem_source(("memory",), partial(FsspecSource, process_local=True))
 register_filesystem_source(ADAPTER_PROTOCOLS, ObstoreFsspecSource, extra="obstore", implementation=ADAPTER)
 register_filesystem_source(("obstore",), ObstoreSource.on_files, extra="obstore", implementation=STORE_FILES)
-register_engine(Engine("obstore", tuple(PROTOCOLS), open_url, open_filesystem, open_output, extra="obstore"))
+register_engine(ENGINE)

@@ -4,11 +4,10 @@ Names are normalised once (``\\`` a separator, a tar's ``./`` dropped), then mat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO
 
-from toolnexus.errors import BootstrapError, location_error
-
-__all__ = ["IGNORED_TOP_LEVEL", "home_prefix", "member_path"]
+from toolnexus.errors import BootstrapError, describe, location_error, read_error
 
 #: Folders that archivers add and that are never a persona's home.
 IGNORED_TOP_LEVEL = frozenset({"__MACOSX"})
@@ -59,3 +58,20 @@ def home_prefix(
             f"name the persona's folder: {protocol}://{folders[0]}::{location}"
         )
     return ""
+
+
+def open_bundle_file(opener: Callable[[], IO[bytes]], location: str) -> IO[bytes]:
+    """The archive file for one read; failing to open it is about the bundle."""
+    try:
+        return opener()
+    except FileNotFoundError:
+        raise location_error(FileNotFoundError, location, "no such persona bundle") from None
+    except Exception as error:
+        raise read_error(error, location, None) from error
+
+
+def twice(location: str, path: str) -> BootstrapError:
+    return BootstrapError(
+        f"{describe(location, path)}: the bundle holds this member twice; "
+        "refusing to guess which one is the persona's"
+    )

@@ -16,21 +16,16 @@ if TYPE_CHECKING:
     from toolnexus.sources.children import Pages
     from toolnexus.stores.base import MemoryStore
 
-__all__ = ["BootstrapSource", "Entry", "Reading", "SourceBase", "as_source", "by_content", "read_only"]
-
 
 @runtime_checkable
 class BootstrapSource(Protocol):
     """Where a persona's bootstrap files come from. Implement it to compose from anywhere.
 
-    ``read`` is asked once per composition for all the names, so a remote source can read them
-    concurrently. For each name present as a regular file it returns **at most** ``limit + 1``
-    bytes from the file's start (the extra byte tells the composer the file was over the cap);
-    absent names are left out, and a name that exists but cannot be read raises. The composer
-    does everything else, so a source never formats text. ``location`` names it in messages.
+    ``read`` is asked once for all the names (a remote source reads them concurrently) and returns
+    **at most** ``limit + 1`` bytes of each present regular file (the extra byte says "over the
+    cap"); absent names are left out, an unreadable one raises. The composer does the rest.
 
-    Example — a source over rows of a database table (here a dict; for a ready-made one see
-    :class:`DictSource`), checked by the test suite as a doctest::
+    A source over rows of a database table (here a dict; :class:`DictSource` is a ready one)::
 
         >>> from collections.abc import Mapping, Sequence
         >>> from toolnexus.agents import compose_soul
@@ -50,18 +45,15 @@ class BootstrapSource(Protocol):
 
     @property
     def location(self) -> str:
-        """Human-readable location, used in messages (``"s3://bucket/aster"``)."""
+        """Where it is, for messages (``"s3://bucket/aster"``)."""
         ...
 
-    def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
-        """Return ``{name: first ≤ limit + 1 bytes}`` for every name present as a regular file."""
-        ...
+    def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]: ...
 
 
 class Entry(NamedTuple):
-    """One name as a source found it: ``data`` is ``None`` for a name that is no regular file
-    (``why`` says what: ``"folder"``, ``"fifo"``); ``size`` is the full size when known;
-    ``origin`` the layer that supplied it. A named tuple: one is built per file per composition."""
+    """One name as found: ``data`` ``None`` for no regular file (``why`` says what), ``size`` the
+    full size when known, ``origin`` the layer. A named tuple: one is built per file and call."""
 
     data: bytes | None
     size: int | None = None
@@ -93,9 +85,8 @@ def by_content(reading: Reading, since: Validators | None, tag: Hashable | None 
 
 
 def fs_token(fs: Any) -> Hashable:
-    """What tells two fsspec filesystems apart (endpoint, credentials): fsspec's own token."""
-    token: Hashable = getattr(fs, "_fs_token", None) or id(fs)
-    return token
+    """What tells two fsspec filesystems apart (endpoint, credentials)."""
+    return getattr(fs, "_fs_token", None) or id(fs)
 
 
 def read_only(location: str, what: str, why: str) -> BootstrapError:
@@ -116,18 +107,13 @@ def _cannot_write(kind: str) -> TypeError:
 
 
 class SourceBase:
-    """What every source below ``resolve`` is; subclass it for the richer read path.
-
-    Implement :meth:`read_entries` (``read`` and the async path derive from it): over the plain
-    protocol it adds sizes, names that are not regular files, and where the home turned out to
-    be. Override :meth:`writer` to be written, :meth:`changed_since` for a cheaper proof of
-    freshness than reading again (see :mod:`.freshness`), :meth:`children` to be audited.
-    """
+    """What every source below ``resolve`` is. Implement :meth:`read_entries` (sizes, non-files,
+    where the home turned out to be); override :meth:`writer` to be written, :meth:`changed_since`
+    for a cheaper proof of freshness (:mod:`.freshness`), :meth:`children` to be audited."""
 
     location: str
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        """Everything :meth:`read` gives, as :class:`Entry` objects; see the protocol's rules."""
         raise NotImplementedError
 
     async def read_entries_async(
@@ -138,15 +124,14 @@ class SourceBase:
     def read_fast(
         self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
     ) -> Mapping[str, bytes] | Reading:
-        """:meth:`read_entries`, or plain ``{name: bytes}`` where every present name is a whole
-        regular file within the cap and the source can tell cheaply (the local hot path)."""
+        """:meth:`read_entries`, or plain ``{name: bytes}`` when every present name is a whole
+        regular file within the cap (the local hot path)."""
         return self.read_entries(names, limit, exact_sizes=exact_sizes)
 
     def changed_since(
         self, since: Validators | None, names: Sequence[str], limit: int
     ) -> Changes | NotModified:
-        """What changed since ``since`` (``None``: a first read, never answered NOT_MODIFIED).
-        The default reads everything and compares content digests: always correct."""
+        """What changed since ``since`` (``None``: a first read); by default, content digests."""
         return by_content(self.read_entries(names, limit), since)
 
     async def changed_since_async(
@@ -156,26 +141,23 @@ class SourceBase:
 
     @property
     def cache_key(self) -> Hashable:
-        """Which cached persona this is: equal keys share a cache entry (a shared key must only
-        cost re-reading, which holds with content digests as validators)."""
+        """Which cached persona this is: equal keys share a cache entry."""
         return (type(self).__qualname__, self.location, getattr(self, "folder", None))
 
     def read_folder(self, folder: str, limit: int) -> Reading:
-        """Every regular file below ``folder`` (the topic files), keyed by its path in the home
-        (``memory/a.md``), hidden names left out, no symlink followed. Default: none (no listing)."""
+        """Every regular file below ``folder`` by its path in the home (``memory/a.md``), hidden
+        names left out, no symlink followed; by default none."""
         return Reading(self.location, {})
 
     def children(self) -> Pages | None:
-        """This location's direct children page by page (see :mod:`.children`), or ``None`` for
-        one home holding no others (the default); a missing location is a FileNotFoundError."""
+        """This location's direct children page by page (:mod:`.children`); ``None``: one home."""
         return None
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
-        """How ``name`` is written here; a read-only source raises saying why (:func:`read_only`)."""
+        """How ``name`` is written here; a read-only source raises why (:func:`read_only`)."""
         raise _cannot_write(type(self).__name__)
 
     def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
-        """The :class:`BootstrapSource` view: present regular files only."""
         entries = self.read_entries(names, limit).entries
         return {name: entry.data for name, entry in entries.items() if entry.data is not None}
 
@@ -184,15 +166,13 @@ class SourceBase:
 
 
 class PlainSource(SourceBase):
-    """A plain :class:`BootstrapSource` (``location`` and ``read``) as a :class:`SourceBase`:
-    what :func:`as_source` wraps one in, so nothing below ``resolve`` asks what a source is."""
+    """A plain :class:`BootstrapSource` as a :class:`SourceBase` (:func:`as_source`)."""
 
     def __init__(self, source: BootstrapSource) -> None:
         self.source = source
         self.location = source.location
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        """Every returned name is a present file, capped here again."""
         result: dict[str, Entry] = {}
         for name, data in self.source.read(names, limit).items():
             if not isinstance(data, bytes | bytearray | memoryview):
@@ -210,7 +190,6 @@ class PlainSource(SourceBase):
         return (type(source).__qualname__, source.location, getattr(source, "folder", None))
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
-        """The source's own ``writer(name, *, single_writer)``, if it has one."""
         writer: Any = getattr(self.source, "writer", None)
         if writer is None:
             raise _cannot_write(type(self.source).__name__)

@@ -1,8 +1,6 @@
-"""Zip bundles, read with :mod:`zipfile` over any file object, opened afresh on every call.
-
-Members are inflated incrementally to ``limit + 1`` bytes (a zip bomb stops at the cap); only
-stored and deflated ones are read, since zipfile inflates a bzip2 or LZMA chunk whole.
-"""
+"""Zip bundles, read with :mod:`zipfile` over any file object opened afresh each call. Members are
+inflated incrementally to ``limit + 1`` bytes (a zip bomb stops at the cap), so only stored and
+deflated ones are read: zipfile inflates a bzip2 or LZMA chunk whole."""
 
 from __future__ import annotations
 
@@ -17,14 +15,12 @@ from typing import IO, TYPE_CHECKING, Any
 from toolnexus._fs import is_hidden
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error, read_error
-from toolnexus.sources.archive_home import home_prefix, member_path
+from toolnexus.sources.archive_home import home_prefix, member_path, open_bundle_file, twice
 from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 from toolnexus.sources.registry import ArchiveFile, ArchiveKind, ArchiveOpener
 
 if TYPE_CHECKING:
     from toolnexus.stores.base import MemoryStore
-
-__all__ = ["BUNDLE_BLOCK_SIZE", "ZIP", "ZIP_SIGNATURES", "BundleSource", "open_archive"]
 
 #: Readahead for remote archives: small, so assets beside the persona's files are never fetched
 #: (fsspec's default reads 50 MiB); the tail plus two misses per member keep seven members
@@ -42,12 +38,8 @@ _ENCRYPTED_FLAG = 0x1
 
 
 class BundleSource(SourceBase):
-    """A persona home inside a zip archive: ``BundleSource(lambda: open("aster.zip", "rb"), "aster.zip")``.
-
-    ``folder`` names the home folder inside the archive explicitly (as ``zip://aster::…`` does);
-    ``None`` applies the single-top-level-folder rule. A backend with a faster way to fetch
-    an archive subclasses it (object stores: :class:`.objects.TailZipBundle`, read from the tail).
-    """
+    """A persona home inside a zip archive: ``BundleSource(lambda: open("aster.zip", "rb"), "aster.zip")``;
+    ``folder`` names the home folder in it (as ``zip://aster::…``), ``None``: the single-folder rule."""
 
     def __init__(self, open_archive: ArchiveOpener, location: str, folder: str | None = None) -> None:
         self.open_archive = open_archive
@@ -58,11 +50,7 @@ class BundleSource(SourceBase):
     def from_file(cls, path: str, folder: str | None = None) -> BundleSource:
         """A bundle on local disk: ``BundleSource.from_file("aster.zip")``."""
         path = os.path.abspath(path)
-
-        def opener() -> IO[bytes]:
-            return open(path, "rb")
-
-        return cls(opener, path, folder)
+        return cls(lambda: open(path, "rb"), path, folder)
 
     @classmethod
     def from_archive_file(cls, file: ArchiveFile, folder: str | None = None) -> BundleSource:
@@ -72,10 +60,6 @@ class BundleSource(SourceBase):
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         raise read_only(self.location, "a zip bundle (read-only)", ZIP.read_only_reason)
-
-    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        with self._opened() as archive:
-            return self._read_members(archive, names, limit)
 
     def read_folder(self, folder: str, limit: int) -> Reading:
         with self._opened() as archive:
@@ -98,12 +82,7 @@ class BundleSource(SourceBase):
 
     @contextlib.contextmanager
     def _opened(self) -> Iterator[zipfile.ZipFile]:
-        try:
-            archive_file = self.open_archive()
-        except FileNotFoundError:
-            raise location_error(FileNotFoundError, self.location, "no such persona bundle") from None
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
+        archive_file = open_bundle_file(self.open_archive, self.location)
         with archive_file, self._open_zip(archive_file) as archive:
             yield archive
 
@@ -132,36 +111,34 @@ class BundleSource(SourceBase):
         members = [(member_path(member.filename), member) for member in archive.infolist()]
         return members, home_prefix((path for path, _ in members), names, self.folder, self.location, "zip")
 
-    def _read_members(self, archive: zipfile.ZipFile, names: Sequence[str], limit: int) -> Reading:
-        members, prefix = self._home(archive, names)
-        location = f"zip://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
-        by_name: dict[str, zipfile.ZipInfo] = {}
-        wanted = {prefix + name: name for name in names}
-        for path, member in members:
-            if path in wanted:
-                if path in by_name:
-                    raise BootstrapError(
-                        f"{describe(self.location, path)}: the bundle holds this member twice; "
-                        "refusing to guess which one is the persona's"
-                    )
-                by_name[path] = member
-            elif path.rstrip("/") in wanted and member.is_dir():
-                # A folder and a file with the same name are ambiguous in either order.
-                previous = by_name.setdefault(path.rstrip("/"), member)
-                if not previous.is_dir():
-                    raise BootstrapError(
-                        f"{describe(self.location, path.rstrip('/'))}: the bundle also holds a folder "
-                        "of this name; refusing to guess which one is the persona's"
-                    )
-        entries: dict[str, Entry] = {}
-        # Members in archive order, so a readahead buffer serves neighbours in one fetch.
-        for path, member in sorted(by_name.items(), key=lambda item: item[1].header_offset):
-            name = wanted[path]
-            if member.is_dir():
-                entries[name] = Entry(None, why="folder")
-            else:
-                entries[name] = self._member(archive, member, path, limit)
-        return Reading(location, entries)
+    def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
+        with self._opened() as archive:
+            members, prefix = self._home(archive, names)
+            location = f"zip://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
+            by_name: dict[str, zipfile.ZipInfo] = {}
+            wanted = {prefix + name: name for name in names}
+            for path, member in members:
+                if path in wanted:
+                    if path in by_name:
+                        raise twice(self.location, path)
+                    by_name[path] = member
+                elif path.rstrip("/") in wanted and member.is_dir():
+                    # A folder and a file with the same name are ambiguous in either order.
+                    previous = by_name.setdefault(path.rstrip("/"), member)
+                    if not previous.is_dir():
+                        raise BootstrapError(
+                            f"{describe(self.location, path.rstrip('/'))}: the bundle also holds a folder "
+                            "of this name; refusing to guess which one is the persona's"
+                        )
+            entries: dict[str, Entry] = {}
+            # Members in archive order, so a readahead buffer serves neighbours in one fetch.
+            for path, member in sorted(by_name.items(), key=lambda item: item[1].header_offset):
+                name = wanted[path]
+                if member.is_dir():
+                    entries[name] = Entry(None, why="folder")
+                else:
+                    entries[name] = self._member(archive, member, path, limit)
+            return Reading(location, entries)
 
 
 def open_archive(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> IO[bytes]:

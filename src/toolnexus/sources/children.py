@@ -11,16 +11,6 @@ from typing import Any, NamedTuple
 from toolnexus._object_store import object_store_error, object_store_status
 from toolnexus.errors import location_error, read_error
 
-__all__ = [
-    "LIST_PAGE_SIZE",
-    "Child",
-    "Pages",
-    "delimited_children",
-    "fsspec_children",
-    "local_children",
-    "no_such_prefix",
-]
-
 #: Names per page: S3's own maximum for one listing request, and the page size of a local scan.
 LIST_PAGE_SIZE = 1000
 
@@ -85,12 +75,8 @@ def fsspec_children(fs: Any, path: str, location: str) -> Pages | None:
 
 
 def delimited_children(store: Any, path: str, location: str) -> Pages | None:
-    """``path``'s children from one ``list_with_delimiter`` (``None``: nothing listed there).
-
-    That API has no pages, so the direct children's names (about 100 bytes a persona) are held at
-    once and handed out :data:`LIST_PAGE_SIZE` a page; a folder marker alone is an empty prefix,
-    a missing bucket no such prefix.
-    """
+    """``path``'s children from one ``list_with_delimiter`` (``None``: nothing there). That API
+    has no pages: the names (~100 bytes a persona) are held at once, handed out a page at a time."""
     import obstore  # noqa: PLC0415  (the optional engine)
 
     try:

@@ -3,12 +3,8 @@ proof is the backend's (a stat, an ETag, a digest); the cache never learns what 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping
 from typing import NamedTuple, Protocol
-
-from toolnexus.errors import read_error
-
-__all__ = ["NOT_MODIFIED", "Changes", "FreshFile", "NotModified", "Validators", "conditional_changes"]
 
 
 class Validators(Protocol):
@@ -48,22 +44,3 @@ class Changes(NamedTuple):
     tag: Hashable | None
     kept: tuple[str, ...]
     read: dict[str, FreshFile]
-
-
-def conditional_changes(
-    location: str, names: Sequence[str], answers: Sequence[FreshFile | NotModified | BaseException | None]
-) -> Changes | None:
-    """One conditional GET per name as :class:`Changes` (304 kept, body read, ``None`` gone, an
-    exception raised); ``None`` when no name was there: only the usual read tells what that is."""
-    kept: list[str] = []
-    read: dict[str, FreshFile] = {}
-    for name, answer in zip(names, answers, strict=True):
-        if isinstance(answer, BaseException):
-            raise read_error(answer, location, name) from answer
-        if isinstance(answer, NotModified):
-            kept.append(name)
-        elif answer is not None:
-            read[name] = answer
-    if not kept and not read:
-        return None
-    return Changes(location, None, tuple(kept), read)

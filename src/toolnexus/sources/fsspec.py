@@ -1,8 +1,6 @@
 """Any fsspec filesystem, and the reading plan of every object store: one ``cat_ranges`` batch
-of capped reads (on S3 one ranged GET per name, all in flight: one round trip, no LIST, no HEAD).
-Only when every name is missing is the home looked up: a fresh ``isdir`` (one LIST) tells an
-empty home, then ``info`` (a HEAD) a bundle or no home. A backend that reads, writes or
-revalidates its own way subclasses :class:`FsspecSource` and is registered for its protocols.
+of capped reads (on S3 one round trip, no LIST, no HEAD). Only when every name is missing is the
+home looked up: ``isdir`` (one LIST) tells an empty home, then ``info`` (a HEAD) a bundle or none.
 """
 
 from __future__ import annotations
@@ -28,15 +26,12 @@ from toolnexus.stores.base import CompareAndSwapStore, MemoryStore
 from toolnexus.stores.fsspec import FsspecStore
 from toolnexus.stores.probe import require_conditional_delete, require_enforced
 
-__all__ = ["READ_ONLY_PROTOCOLS", "FsspecSource"]
-
 #: fsspec protocols that cannot write; archive filesystems (zip, tar, …) are recognised by class too.
 READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "github", "git", "reference"})
 
 
 def _all_failed_alike(results: Sequence[Any]) -> Exception | None:
-    """Every read of a batch failing the same way (no credentials, a denied prefix) is about the
-    home, not about whichever file comes first: that failure."""
+    """The failure of a batch whose reads all failed alike (no credentials): it is the home's."""
     answers = (FileNotFoundError, IsADirectoryError)
     failures = [
         r
@@ -66,8 +61,8 @@ def _awaitable(fs: Any) -> bool:
 
 
 class FsspecSource(SourceBase):
-    """A persona home on any fsspec filesystem: ``FsspecSource(fsspec.filesystem("sftp"), "/aster")``;
-    ``path`` in the filesystem's own form. A file is opened as a bundle."""
+    """A persona home on any fsspec filesystem: ``FsspecSource(fsspec.filesystem("sftp"), "/aster")``
+    (``path`` in the filesystem's own form); a file is opened as a bundle."""
 
     #: The compare-and-swap store the server can enforce (probed first); ``None``: writes are
     #: refused unless ``single_writer=True``.
@@ -146,10 +141,7 @@ class FsspecSource(SourceBase):
     def _require_folder(self) -> None:
         info = self._fresh_info(self.path, None)
         if info.get("type") == "file":
-            raise self.not_a_folder()
-
-    def not_a_folder(self) -> OSError:
-        return not_a_folder(ArchiveFile(self.path, self.location, self.fs))
+            raise not_a_folder(ArchiveFile(self.path, self.location, self.fs))
 
     def _cat_arguments(self, names: Sequence[str], limit: int) -> tuple[list[str], list[int], list[int]]:
         return [self.path_of(name) for name in names], [0] * len(names), [limit + 1] * len(names)

@@ -4,14 +4,12 @@ bytes whatever the server does with ``Range`` (``python -m http.server`` ignores
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from toolnexus._aio import run_on_loop
 from toolnexus.sources.base import Reading
 from toolnexus.sources.fsspec import FsspecSource
-
-__all__ = ["HttpSource"]
 
 _CHUNK = 64 * 1024
 
@@ -25,14 +23,11 @@ class HttpSource(FsspecSource):
         return Reading(self.location, {})
 
     def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
-        return run_on_loop(self.fs, self._capped_gets, names, limit + 1)
+        return run_on_loop(self.fs, self._fetch_coroutine, names, limit)
 
-    def _fetch_coroutine(self, names: Sequence[str], limit: int) -> Coroutine[Any, Any, list[Any]]:
-        return self._capped_gets(names, limit + 1)
-
-    async def _capped_gets(self, names: Sequence[str], end: int) -> list[Any]:
+    async def _fetch_coroutine(self, names: Sequence[str], limit: int) -> list[Any]:
         session = await self.fs.set_session()
-        gets = (self._capped_get(session, self.path_of(name), end) for name in names)
+        gets = (self._capped_get(session, self.path_of(name), limit + 1) for name in names)
         return list(await asyncio.gather(*gets))
 
     async def _capped_get(self, session: Any, url: str, end: int) -> Any:

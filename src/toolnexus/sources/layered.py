@@ -13,8 +13,6 @@ from toolnexus.sources.base import BootstrapSource, Entry, Reading, SourceBase, 
 if TYPE_CHECKING:
     from toolnexus.stores.base import MemoryStore
 
-__all__ = ["LayeredSource"]
-
 
 class LayeredSource(SourceBase):
     """Several sources read as one persona: ``LayeredSource([base, top])`` (any sources, mixed);

@@ -1,9 +1,6 @@
-"""Local persona homes, read with plain ``os`` calls: the fast path, and the symlink policy.
-
-One ``scandir``, then per name ``openat(O_NOFOLLOW | O_NONBLOCK)`` on the home's descriptor, one
-``fstat`` and one read bounded by the size. Freshness is a stat per file and one of the folder,
-never trusted younger than :data:`RACY_SECONDS`.
-"""
+"""Local homes, read with plain ``os`` calls: one ``scandir``, then per name
+``openat(O_NOFOLLOW | O_NONBLOCK)``, ``fstat`` and one bounded read; the symlink policy; freshness
+by stats never trusted younger than :data:`RACY_SECONDS`."""
 
 from __future__ import annotations
 
@@ -14,7 +11,7 @@ import sys
 import time
 from collections.abc import Hashable, Sequence
 
-from toolnexus._fs import read_capped, read_local_files, stat_validator
+from toolnexus._fs import DIR_FLAGS, FILE_FLAGS, read_capped, read_local_files, stat_validator
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
 from toolnexus.sources.children import Pages, local_children
@@ -23,8 +20,6 @@ from toolnexus.sources.registry import ArchiveFile, archive_for_file, not_a_fold
 from toolnexus.stores.base import MemoryStore
 from toolnexus.stores.local import LocalStore
 
-__all__ = ["RACY_SECONDS", "LocalSource"]
-
 #: A file changed less than this long ago is re-read every call: timestamps tick coarsely (2 s on
 #: FAT, a server's clock on NFS), so a same-size rewrite within one tick keeps the stat.
 RACY_SECONDS = 3.0
@@ -32,37 +27,25 @@ RACY_SECONDS = 3.0
 #: The wall clock file timestamps are compared with (a seam for tests that age files).
 _now = time.time
 
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
-DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 HAS_DIR_FD = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
 #: What ``open(O_NOFOLLOW)`` of a symlink fails with: ELOOP (Linux, macOS), EMLINK (FreeBSD).
 _NOFOLLOW_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
 _PROC_FD = "/proc/self/fd" if sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd") else None
 
 
+#: What a name that is no regular file is, by its stat's file type.
+_KINDS = {stat.S_IFDIR: "folder", stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket"}
+_KINDS |= {stat.S_IFCHR: "device", stat.S_IFBLK: "device"}
+
+
 def file_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISFIFO(mode):
-        return "fifo"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 class LocalSource(SourceBase):
-    """A persona home in a local directory: ``LocalSource("personas/aster")``.
-
-    A symlinked bootstrap file is followed when its resolved target lies inside the home; one
-    outside raises :class:`BootstrapError` without opening it, unless
-    ``follow_external_symlinks=True``; a dangling or looping symlink raises too.
-    """
+    """A persona home in a local directory: ``LocalSource("personas/aster")``. A symlinked file
+    is followed inside the home only (unless ``follow_external_symlinks=True``); a dangling or
+    looping one raises."""
 
     def __init__(self, root: str | os.PathLike[str], *, follow_external_symlinks: bool = False) -> None:
         self.root = os.path.abspath(os.fspath(root))
@@ -70,7 +53,6 @@ class LocalSource(SourceBase):
         self.follow_external_symlinks = follow_external_symlinks
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        """A home that is a regular file is a bundle: opening it as a folder tells, no ``stat``."""
         read = self.read_fast(names, limit, exact_sizes=exact_sizes)
         if isinstance(read, Reading):
             return read
@@ -79,8 +61,8 @@ class LocalSource(SourceBase):
     def read_fast(
         self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
     ) -> dict[str, bytes] | Reading:
-        """Plain bytes in the common case; anything else (a symlink, a non-file, over the cap, a
-        size that changed, an error) is read the careful way (:meth:`read_listed`)."""
+        """Plain bytes in the common case; a symlink, a non-file, over the cap, a size that
+        changed or an error is read the careful way (:meth:`read_listed`)."""
         dir_fd, listing = self.scan()
         if listing is None:
             return self.bundle().read_entries(names, limit, exact_sizes=exact_sizes)
@@ -112,7 +94,7 @@ class LocalSource(SourceBase):
             if not dir_entry.is_file(follow_symlinks=False):
                 return None
             try:
-                fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
+                fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
             except OSError as error:
                 if error.errno in _NOFOLLOW_ERRNOS:  # swapped for a symlink since the scan
                     raise self._became_symlink(name) from error
@@ -270,7 +252,7 @@ class LocalSource(SourceBase):
     def _open_listed(self, dir_fd: int | None, dir_entry: os.DirEntry[str]) -> int:
         path = dir_entry.name if dir_fd is not None else dir_entry.path
         try:
-            return os.open(path, _OPEN_FLAGS, dir_fd=dir_fd)
+            return os.open(path, FILE_FLAGS, dir_fd=dir_fd)
         except OSError as error:
             if error.errno not in _NOFOLLOW_ERRNOS:
                 raise
@@ -293,7 +275,7 @@ class LocalSource(SourceBase):
         mode = os.stat(target).st_mode
         if not stat.S_ISREG(mode):
             return Entry(None, why=f"symlink to a {file_kind(mode)}")
-        fd = os.open(target, _OPEN_FLAGS)
+        fd = os.open(target, FILE_FLAGS)
         try:
             if _PROC_FD is not None:  # the target may have been swapped since realpath: recheck
                 self._check_inside(name, os.readlink(f"{_PROC_FD}/{fd}"))

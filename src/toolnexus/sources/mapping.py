@@ -19,8 +19,6 @@ from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 if TYPE_CHECKING:
     from toolnexus.stores.base import Change, Moved, Plan
 
-__all__ = ["DictSource", "DictStore"]
-
 
 def _as_bytes(location: str, name: str, value: object) -> bytes:
     if isinstance(value, str):
@@ -39,23 +37,21 @@ class DictSource(SourceBase):
         self.location = location
         self._write_lock = threading.Lock()
 
+    def _entry(self, name: str, limit: int) -> Entry:
+        data = _as_bytes(self.location, name, self.files[name])
+        return Entry(data[: limit + 1], len(data))
+
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        entries: dict[str, Entry] = {}
-        for name in names:
-            if name in self.files:
-                data = _as_bytes(self.location, name, self.files[name])
-                entries[name] = Entry(data[: limit + 1], len(data))
-        return Reading(self.location, entries)
+        return Reading(
+            self.location, {name: self._entry(name, limit) for name in names if name in self.files}
+        )
 
     def read_folder(self, folder: str, limit: int) -> Reading:
         prefix = f"{folder}/"
-        entries: dict[str, Entry] = {}
-        for name in sorted(
+        below = sorted(
             key for key in self.files if key.startswith(prefix) and not is_hidden(key[len(prefix) :])
-        ):
-            data = _as_bytes(self.location, name, self.files[name])
-            entries[name] = Entry(data[: limit + 1], len(data))
-        return Reading(self.location, entries)
+        )
+        return Reading(self.location, {name: self._entry(name, limit) for name in below})
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> DictStore:
         if not isinstance(self.files, MutableMapping):

@@ -1,15 +1,11 @@
 """The object-store plan, written once over a small client (:class:`ObjectClient`: a ranged GET
-with validators), which s3fs (:mod:`.s3`) and obstore (:mod:`.obstore`) each provide.
+with validators) that s3fs (:mod:`.s3`) and obstore (:mod:`.obstore`) each provide.
 
-- **A folder** is :class:`.fsspec.FsspecSource`'s batch of capped GETs, all in flight together.
-- **Freshness** of a folder: one GET per name with ``If-None-Match`` (an unchanged file is a
-  bodiless 304), all together; of a zip bundle, one conditional suffix-range GET of its tail.
-- **A zip bundle** is read from its tail: a suffix-range GET (``bytes=-65536``, no HEAD: its
-  ``Content-Range`` has the size) brings the central directory and, for a small bundle, every
-  member; the wanted members of a larger one are then fetched concurrently, each range ending
-  where the next member starts (assets never come along). Every later request carries
-  ``If-Match`` with the tail's ETag: a bundle replaced meanwhile fails them (412) and the read
-  starts over, so one composition never mixes two versions.
+A folder is :class:`.fsspec.FsspecSource`'s batch of capped GETs; its freshness one
+``If-None-Match`` GET per name, all together. A zip bundle is read from its tail (``bytes=-65536``,
+no HEAD: ``Content-Range`` has the size), then its wanted members at once, each range ending where
+the next member starts; those carry ``If-Match`` with the tail's ETag, so a bundle replaced
+meanwhile (412) is read again from the start, never mixed. Its freshness is one conditional tail.
 """
 
 from __future__ import annotations
@@ -25,27 +21,9 @@ from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, read_error
 from toolnexus.sources.base import Reading, SourceBase, by_content
 from toolnexus.sources.bundle import ZIP, BundleSource
-from toolnexus.sources.freshness import (
-    NOT_MODIFIED,
-    Changes,
-    FreshFile,
-    NotModified,
-    Validators,
-    conditional_changes,
-)
+from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.registry import ArchiveKind, kind_by_name
-
-__all__ = [
-    "MEMBER_SLACK",
-    "MISS_BLOCK",
-    "TAIL_BYTES",
-    "Fetched",
-    "ObjectChangedError",
-    "ObjectClient",
-    "ObjectHome",
-    "TailZipBundle",
-]
 
 T = TypeVar("T")
 
@@ -160,13 +138,12 @@ class TailArchive(io.RawIOBase):
         return None
 
     def _fetch(self, spans: Sequence[tuple[int, int]]) -> None:
-        bodies = self.remote.run(self._fetch_all, spans)
-        for (start, _), body in zip(spans, bodies, strict=True):
-            self._pieces[start] = body
+        async def fetch_all() -> list[bytes]:
+            pieces = (self.remote.piece(start, end, if_match=self.etag) for start, end in spans)
+            return list(await asyncio.gather(*pieces))
 
-    async def _fetch_all(self, spans: Sequence[tuple[int, int]]) -> list[bytes]:
-        pieces = (self.remote.piece(start, end, if_match=self.etag) for start, end in spans)
-        return list(await asyncio.gather(*pieces))
+        for (start, _), body in zip(spans, self.remote.run(fetch_all), strict=True):
+            self._pieces[start] = body
 
     def prefetch_members(self, names: Sequence[str], folder: str | None, limit: int) -> None:
         """Fetch every member that may be one of ``names`` in one concurrent batch; never assets."""
@@ -284,18 +261,6 @@ class TailZipBundle(BundleSource):
         return by_content(bundle.read_entries(names, limit), since, archive.etag)
 
 
-async def _revalidated(request: Coroutine[Any, Any, Fetched | NotModified]) -> Any:
-    """One conditional GET as :func:`.freshness.conditional_changes` takes it: the 304, the new
-    bytes, ``None`` for no object, a failure as a value."""
-    try:
-        got = await request
-    except FileNotFoundError:
-        return None
-    except Exception as error:
-        return error
-    return got if isinstance(got, NotModified) else FreshFile(got.body, got.size, got.etag)
-
-
 class ObjectHome(FsspecSource):
     """A home on an object store, read by :class:`FsspecSource`'s plan over ``fs`` and
     revalidated through :meth:`remote` (see the module)."""
@@ -323,17 +288,30 @@ class ObjectHome(FsspecSource):
     async def conditional_gets(
         self, since: Validators | None, names: Sequence[str], limit: int
     ) -> Changes | None:
-        """Every name's capped GET together, with ``If-None-Match`` where an ETag is known;
-        ``None`` when no name is there."""
+        """Every name's capped GET together, with ``If-None-Match`` where an ETag is known (a 304
+        keeps it, a body is read again); ``None`` when no name is there: the usual read tells."""
         previous = {} if since is None else since.validators
 
-        def get(name: str) -> Coroutine[Any, Any, Fetched | NotModified]:
-            tag = previous.get(name)
-            etag = tag if isinstance(tag, str) else None
-            return self.remote(self.path_of(name)).get(0, limit + 1, if_none_match=etag)
+        async def revalidated(name: str) -> Fetched | NotModified | Exception | None:
+            etag = previous.get(name)
+            try:
+                client = self.remote(self.path_of(name))
+                return await client.get(0, limit + 1, if_none_match=etag if isinstance(etag, str) else None)
+            except FileNotFoundError:
+                return None
+            except Exception as error:
+                return error
 
-        answers = await asyncio.gather(*(_revalidated(get(name)) for name in names))
-        return conditional_changes(self.location, names, answers)
+        kept: list[str] = []
+        read: dict[str, FreshFile] = {}
+        for name, got in zip(names, await asyncio.gather(*map(revalidated, names)), strict=True):
+            if isinstance(got, Exception):
+                raise read_error(got, self.location, name) from got
+            if isinstance(got, NotModified):
+                kept.append(name)
+            elif got is not None:
+                read[name] = FreshFile(got.body, got.size, got.etag)
+        return Changes(self.location, None, tuple(kept), read) if kept or read else None
 
     def changed_since(
         self, since: Validators | None, names: Sequence[str], limit: int

@@ -1,15 +1,8 @@
 """The obstore engine (``engine="obstore"``): the object-store plan (:mod:`.objects`) over obstore's
-own client (Rust ``object_store``), with a fraction of s3fs's CPU.
-
-:class:`StoreFiles` is an obstore store seen as the few filesystem calls the plan makes (capped
-ranged GETs, HEAD, LIST), :class:`ObstoreClient` one object's conditional GETs, and
-:class:`ObstoreSource` a home on a store; writes are :class:`~toolnexus.stores.ObstoreStore`'s.
-URLs and their storage options become stores here: obstore's own configuration keys, plus the
-fsspec spellings with an obstore equivalent (``endpoint_url``, ``key``/``secret``/``token``,
-``anon``, ``client_kwargs``, ``connection_string``, …), so a call switches engine without new
-options; any other option is a :class:`TypeError` naming it. Stores are kept per (bucket,
-options), as fsspec's instance cache keeps filesystems. Errors leave mapped
-(:func:`toolnexus._object_store.object_store_error`).
+own client, with a fraction of s3fs's CPU. :class:`StoreFiles` is a store seen as the few
+filesystem calls the plan makes, :class:`ObstoreClient` one object's conditional GETs. URLs and
+their options become stores here: obstore's keys plus the fsspec spellings with an obstore
+equivalent, so a call switches engine without new options; any other option is refused by name.
 """
 
 from __future__ import annotations
@@ -32,27 +25,18 @@ from toolnexus.sources.children import Pages, delimited_children, no_such_prefix
 from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
 from toolnexus.sources.fsspec import FsspecSource
 from toolnexus.sources.objects import Fetched, ObjectChangedError, ObjectClient, ObjectHome
-from toolnexus.sources.registry import STREAM_BLOCK_SIZE, archive_kind
+from toolnexus.sources.registry import STREAM_BLOCK_SIZE, Engine, archive_hop
 from toolnexus.stores.base import MemoryStore
-from toolnexus.stores.obstore import PROTOCOLS, ObstoreStore, SingleWriterObstoreStore, store_token, store_url
+from toolnexus.stores.obstore import (
+    PROTOCOLS,
+    ObstoreStore,
+    SingleWriterObstoreStore,
+    store_token,
+    store_url,
+)
 
 if TYPE_CHECKING:
     from obstore import GetOptions
-
-__all__ = [
-    "ADAPTER",
-    "ADAPTER_PROTOCOLS",
-    "PROTOCOLS",
-    "STORE_FILES",
-    "ObstoreClient",
-    "ObstoreFsspecSource",
-    "ObstoreSource",
-    "StoreFiles",
-    "open_filesystem",
-    "open_output",
-    "open_url",
-    "store_for",
-]
 
 T = TypeVar("T")
 
@@ -65,21 +49,28 @@ ADAPTER_PROTOCOLS = (
 #: :class:`StoreFiles` as the protocol table names it: ``fs=`` such files is read through the engine.
 STORE_FILES = "toolnexus.sources.obstore.StoreFiles"
 
-#: How a store built from a URL's options is made again in another process: ``(factory, args)``.
-Rebuild = tuple[Callable[..., Any], tuple[Any, ...]]
+
+def _obstore() -> Any:
+    """obstore itself, imported on first use (the optional engine; a store means it is there)."""
+    import obstore  # noqa: PLC0415
+
+    return obstore
+
+
+def _mapped(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``call``, its failure in the vocabulary of every source (:func:`.object_store_error`)."""
+    try:
+        return call(*args, **kwargs)
+    except Exception as error:
+        raise object_store_error(error) from error
 
 
 async def _capped(cat: Callable[..., Coroutine[Any, Any, Any]], path: str, end: int) -> Any:
-    """Bytes ``[0, end)`` of ``path``, or its failure as a value, mapped (an empty object's 416
-    kept: the plan reads it as an empty file)."""
+    """Bytes ``[0, end)`` of ``path``, or its failure as a value (an empty object's 416 kept)."""
     try:
         return await cat(path, start=0, end=end)
     except Exception as error:
         return error if is_empty_range_error(error) else object_store_error(error)
-
-
-async def _capped_all(cat: Callable[..., Any], paths: Sequence[str], end: int) -> list[Any]:
-    return list(await asyncio.gather(*(_capped(cat, path, end) for path in paths)))
 
 
 class ObstoreClient(ObjectClient):
@@ -102,8 +93,6 @@ class ObstoreClient(ObjectClient):
         if_none_match: str | None = None,
         if_match: str | None = None,
     ) -> Fetched | NotModified:
-        import obstore  # noqa: PLC0415
-
         byte_range: Any = {"suffix": -start} if end is None else (start, end)
         options: GetOptions = {"range": byte_range}
         if if_none_match is not None:
@@ -112,13 +101,13 @@ class ObstoreClient(ObjectClient):
             options["if_match"] = if_match
         try:
             try:
-                result = await obstore.get_async(self.store, self.key, options=options)
+                result = await _obstore().get_async(self.store, self.key, options=options)
             except Exception as error:
                 # an empty object has no range to satisfy (moto answers a suffix of one with 200)
                 if not (is_empty_range_error(error) or "non-partial response" in str(error)):
                     raise
                 del options["range"]
-                result = await obstore.get_async(self.store, self.key, options=options)
+                result = await _obstore().get_async(self.store, self.key, options=options)
                 if int(result.meta["size"]) > (-start if end is None else end):  # never a large one whole
                     why = "the server does not answer byte ranges; not downloading it whole"
                     raise OSError(f"{self.location}: {why}") from error
@@ -135,10 +124,8 @@ class ObstoreClient(ObjectClient):
         """Azure Blob answers no suffix range: a HEAD, then a GET pinned to its ETag."""
         if type(self.store).__name__ != "AzureStore":
             return await super().tail(size, if_none_match=if_none_match)
-        import obstore  # noqa: PLC0415
-
         try:
-            head = await obstore.head_async(self.store, self.key)
+            head = await _obstore().head_async(self.store, self.key)
         except Exception as error:
             raise object_store_error(error) from error
         if if_none_match is not None and head["e_tag"] == if_none_match:
@@ -154,9 +141,8 @@ class StoreFiles:
     """An obstore store as the filesystem calls the plan, archives and ``write_bundle`` make.
 
     ``resolve(key, fs=files)`` is the home ``key`` on the same store (how ``audit`` opens each
-    persona it listed). ``rebuild`` (``(factory, args)``) is how the store was built from a URL's
-    options: pickled, the files are rebuilt by calling it in the other process (one client per
-    worker); without it the store itself is pickled.
+    persona it listed). Pickled, files built from a URL's options are rebuilt from ``rebuild``
+    (``(factory, args)``) in the other process; without it the store itself is pickled.
     """
 
     protocol = "obstore"
@@ -165,7 +151,7 @@ class StoreFiles:
     #: Its coroutines are awaited on any loop (the caller's).
     async_impl = asynchronous = True
 
-    def __init__(self, store: Any, rebuild: Rebuild | None = None) -> None:
+    def __init__(self, store: Any, rebuild: tuple[Callable[..., Any], tuple[Any, ...]] | None = None) -> None:
         self.store = store
         self.rebuild = rebuild
 
@@ -183,26 +169,14 @@ class StoreFiles:
 
     def head(self, path: str) -> int | None:
         """The size of the object ``path`` (one HEAD), ``None`` if there is none."""
-        import obstore  # noqa: PLC0415
-
-        if not path:
-            return None
         try:
-            return int(obstore.head(self.store, path)["size"])
-        except Exception as error:
-            mapped = object_store_error(error)
-            if isinstance(mapped, FileNotFoundError):
-                return None
-            raise mapped from error
+            return int(_mapped(_obstore().head, self.store, path)["size"]) if path else None
+        except FileNotFoundError:
+            return None
 
     def isdir(self, path: str) -> bool:
         """One LIST of the prefix: does anything live under it?"""
-        import obstore  # noqa: PLC0415
-
-        try:
-            listing = obstore.list_with_delimiter(self.store, path or None)
-        except Exception as error:
-            raise object_store_error(error) from error
+        listing = _mapped(_obstore().list_with_delimiter, self.store, path or None)
         return bool(listing["objects"] or listing["common_prefixes"])
 
     def info(self, path: str) -> dict[str, Any]:
@@ -218,44 +192,32 @@ class StoreFiles:
         return self.head(path) is not None
 
     def find(self, path: str, detail: bool = True) -> dict[str, dict[str, Any]]:
-        """Every object below ``path`` (one recursive listing)."""
-        import obstore  # noqa: PLC0415
+        chunks = _mapped(lambda: list(_obstore().list(self.store, prefix=path.rstrip("/"), chunk_size=1000)))
+        return {
+            str(meta["path"]): {"type": "file", "size": int(meta["size"])}
+            for chunk in chunks
+            for meta in chunk
+        }
 
-        try:
-            chunks = list(obstore.list(self.store, prefix=path.rstrip("/"), chunk_size=1000))
-        except Exception as error:
-            raise object_store_error(error) from error
-        found = (meta for chunk in chunks for meta in chunk)
-        return {str(meta["path"]): {"type": "file", "size": int(meta["size"])} for meta in found}
+    @property
+    def loop(self) -> Any:
+        """fsspec's I/O loop, where sync code runs obstore's coroutines (:func:`.run_on_loop`)."""
+        from fsspec.asyn import get_loop  # noqa: PLC0415
 
-    def cat_ranges(self, paths: list[str], starts: list[int], ends: list[int], **_: Any) -> Any:
-        return run_sync(self._cat_ranges, paths, starts, ends)
-
-    async def _cat_ranges(self, paths: list[str], starts: list[int], ends: list[int], **_: Any) -> Any:
-        """The plan's batch: bytes ``[0, end)`` of each path (``starts`` are 0), failures as values."""
-        return await _capped_all(self._cat_file, paths, ends[0] if ends else 0)
+        return get_loop()
 
     async def _cat_file(self, path: str, start: int = 0, end: int | None = None) -> bytes:
-        import obstore  # noqa: PLC0415
-
-        return bytes(await obstore.get_range_async(self.store, path, start=start, end=end or 0))
+        return bytes(await _obstore().get_range_async(self.store, path, start=start, end=end or 0))
 
     def pipe_file(self, path: str, data: bytes) -> None:
         """One PUT (atomic on object stores)."""
-        import obstore  # noqa: PLC0415
-
-        try:
-            obstore.put(self.store, path, data, use_multipart=False)
-        except Exception as error:
-            raise object_store_error(error) from error
+        _mapped(_obstore().put, self.store, path, data, use_multipart=False)
 
     def cat_file(self, path: str, start: int = 0, end: int | None = None) -> bytes:
-        import obstore  # noqa: PLC0415
-
         try:
             if end is None:
-                return bytes(obstore.get(self.store, path).bytes())
-            return bytes(obstore.get_range(self.store, path, start=start, end=end))
+                return bytes(_obstore().get(self.store, path).bytes())
+            return bytes(_obstore().get_range(self.store, path, start=start, end=end))
         except Exception as error:
             if is_empty_range_error(error):
                 return b""
@@ -263,17 +225,12 @@ class StoreFiles:
 
     def open(self, path: str, mode: str = "rb", **options: Any) -> IO[bytes]:
         """A reader with a readahead of ``block_size`` (1 MiB), or for ``"wb"`` a streamed writer."""
-        import obstore  # noqa: PLC0415
-
-        try:
-            if "w" in mode:
-                return _Writer(obstore.open_writer(self.store, path))  # type: ignore[return-value]
-            reader = obstore.open_reader(
-                self.store, path, buffer_size=options.get("block_size") or STREAM_BLOCK_SIZE
-            )
-        except Exception as error:
-            raise object_store_error(error) from error
-        return io.BufferedReader(_Reader(reader))
+        if "w" in mode:
+            return _Writer(_mapped(_obstore().open_writer, self.store, path))  # type: ignore[return-value]
+        buffer_size = options.get("block_size") or STREAM_BLOCK_SIZE
+        return io.BufferedReader(
+            _Reader(_mapped(_obstore().open_reader, self.store, path, buffer_size=buffer_size))
+        )
 
 
 def _rebuilt(factory: Callable[..., Any], args: tuple[Any, ...]) -> StoreFiles:
@@ -291,11 +248,7 @@ class _Reader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        try:
-            data = self._reader.read(len(buffer))
-        except Exception as error:
-            raise object_store_error(error) from error
-        view = memoryview(data)
+        view = memoryview(_mapped(self._reader.read, len(buffer)))
         buffer[: len(view)] = view
         return len(view)
 
@@ -312,22 +265,30 @@ class _Writer:
         self._writer = writer
 
     def write(self, data: bytes) -> int:
-        try:
-            return int(self._writer.write(data))
-        except Exception as error:
-            raise object_store_error(error) from error
+        return int(_mapped(self._writer.write, data))
 
     def close(self) -> None:
-        try:
-            self._writer.close()
-        except Exception as error:
-            raise object_store_error(error) from error
+        _mapped(self._writer.close)
 
     def discard(self) -> None:
         self._writer = None
 
 
-class ObstoreSource(ObjectHome):
+class _OneGetEach(FsspecSource):
+    """A home through obstore, whose calls answer one object each: the batch is one capped
+    ``_cat_file`` per name, gathered; obstore's Rust runtime does not survive ``fork()``."""
+
+    fork_safe = False
+
+    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
+        return list(run_on_loop(self.fs, self._fetch_coroutine, names, limit))
+
+    async def _fetch_coroutine(self, names: Sequence[str], limit: int) -> list[Any]:
+        cat = self.fs._cat_file
+        return list(await asyncio.gather(*(_capped(cat, self.path_of(name), limit + 1) for name in names)))
+
+
+class ObstoreSource(ObjectHome, _OneGetEach):
     """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``;
     ``prefix`` is relative to the store's own prefix (``""``: its root)."""
 
@@ -361,16 +322,15 @@ class ObstoreSource(ObjectHome):
             raise read_error(error, self.location, None) from error
         if size is None:
             raise location_error(FileNotFoundError, self.location, "no such persona home")
-        bundle = self._bundle({"type": "file", "size": size})
-        return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
+        return self._bundle({"type": "file", "size": size}).read_entries(
+            names, limit, exact_sizes=exact_sizes
+        )
 
     def children(self) -> Pages | None:
         pages = delimited_children(self.store, self.path, self.location)
-        if pages is not None:
-            return pages
-        if self.fs.head(self.path) is None:
+        if pages is None and self.fs.head(self.path) is None:
             raise no_such_prefix(self.location)
-        return None
+        return pages
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         """As any object store's; ``single_writer=True`` skips the probe and checks a rename's
@@ -378,60 +338,37 @@ class ObstoreSource(ObjectHome):
         if not single_writer:
             return super().writer(name)
         self._require_folder()
-        return SingleWriterObstoreStore(self, name, probe=_trust)
+        return SingleWriterObstoreStore(self, name, probe=lambda store: None)
 
 
-def _trust(store: Any) -> None:
-    """The probe of a ``single_writer=True`` home: none."""
-
-
-class ObstoreFsspecSource(FsspecSource):
+class ObstoreFsspecSource(_OneGetEach):
     """A home through obstore's fsspec adapter (``fs=FsspecStore("s3", …)``), whose
-    ``cat_ranges`` ignores ``on_error`` (so the batch is one ``_cat_file`` per name) and whose
-    ``pipe`` ignores write modes (so writing needs ``single_writer=True``)."""
+    ``cat_ranges`` ignores ``on_error`` and whose ``pipe`` ignores write modes (so writing needs
+    ``single_writer=True``)."""
 
     refusal_hint = (
         " For compare-and-swap writes through obstore, pass engine='obstore' (CLI: --engine obstore)."
     )
-    fork_safe = False  # obstore's Rust runtime, under the adapter
-
-    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
-        return list(run_on_loop(self.fs, _capped_all, self.fs._cat_file, self._paths(names), limit + 1))
-
-    def _fetch_coroutine(self, names: Sequence[str], limit: int) -> Coroutine[Any, Any, list[Any]]:
-        return _capped_all(self.fs._cat_file, self._paths(names), limit + 1)
-
-    def _paths(self, names: Sequence[str]) -> list[str]:
-        return [self.path_of(name) for name in names]
 
 
 def open_url(url: str, storage_options: dict[str, Any]) -> SourceBase:
     """The home ``url`` names, through obstore: a folder or bundle (``s3://b/aster``,
     ``s3://b/aster.zip``), or a bundle's folder by a chained URL (``zip://aster::s3://b/a.zip``)."""
-    head, _, rest = url.partition("::")
-    if rest:
-        protocol, _, folder = head.partition("://")
-        kind = archive_kind(protocol)
-        if kind is None or "::" in rest:
-            raise ValueError(
-                f"{url}: the obstore engine reads zip:// and tar:// over one object-store URL; "
-                "other chains are fsspec's (leave engine='fsspec')"
-            )
-        if storage_options.pop(protocol, None):
-            raise TypeError(
-                f"the {protocol}:// hop takes no storage options; key options by the inner protocol"
-            )
-        inner = rest.partition("://")[0]
-        options = storage_options.pop(inner, None) or storage_options
-        source = _source(rest, options)
-        return source.open_bundle(kind, folder)
-    return _source(url, storage_options)
+    if "::" not in url:
+        return _source(url, storage_options)
+    hop = None if "::" in url.partition("::")[2] else archive_hop(url, storage_options)
+    if hop is None:
+        raise ValueError(
+            f"{url}: the obstore engine reads zip:// and tar:// over one object-store URL; "
+            "other chains are fsspec's (leave engine='fsspec')"
+        )
+    kind, folder, rest = hop
+    options = storage_options.pop(rest.partition("://")[0], None) or storage_options
+    return _source(rest, options).open_bundle(kind, folder)
 
 
 def open_output(url: str, storage_options: dict[str, Any]) -> tuple[StoreFiles, str]:
     """Where ``write_bundle`` writes ``url`` through obstore: the store's file operations, the key."""
-    if "::" in url:
-        raise ValueError(f"{url}: a bundle is written to one location, not a chained URL")
     source = _source(url, storage_options)
     return StoreFiles(source.store), source.path
 
@@ -454,8 +391,7 @@ def _source(url: str, storage_options: Mapping[str, Any]) -> ObstoreSource:
 
 def open_filesystem(fs: Any, path: str) -> SourceBase:
     """``fs=`` with the obstore engine: obstore's own fsspec adapter, whose store for the bucket
-    (built from the adapter's configuration) is used directly, or the engine's own
-    :class:`StoreFiles` (an obstore home's ``fs``)."""
+    is used directly, or the engine's own :class:`StoreFiles` (an obstore home's ``fs``)."""
     if isinstance(fs, StoreFiles):
         return ObstoreSource.on_files(fs, fs._strip_protocol(path))
     construct = getattr(fs, "_construct_store", None)
@@ -490,10 +426,9 @@ def store_for(kind: str, bucket: str, options: Mapping[str, Any]) -> Any:
     """The store for ``bucket`` with these options (one per distinct options, kept)."""
     identity = json.dumps([kind, bucket, options], sort_keys=True, default=repr)
     with _stores_guard:
-        store = _stores.get(identity)
-        if store is not None:
+        if identity in _stores:
             _stores.move_to_end(identity)
-            return store
+            return _stores[identity]
     store = _build(kind, bucket, dict(options))
     with _stores_guard:
         _stores[identity] = store
@@ -511,7 +446,15 @@ def _build(kind: str, bucket: str, options: dict[str, Any]) -> Any:
         ) from error
     client = {key: options.pop(key) for key in _CLIENT_KEYS if options.get(key) is not None}
     client_options = dict(client.get("client_options") or {})
-    config = _TRANSLATE[kind](options, client_options)
+    _TRANSLATE[kind](options, client_options)
+    for key, target in _FLAGS[kind].items():
+        if key in options:  # a boolean fsspec option that becomes an obstore flag (only when true)
+            value = options.pop(key)
+            if not isinstance(value, bool):
+                raise TypeError(f"storage option {key!r} must be True or False, not {value!r}")
+            if value:
+                options[target] = True
+    config = {_RENAMES[kind].get(key, key): value for key, value in options.items()}
     unsupported = next((key for key in config if key in _FSSPEC_ONLY), None)
     if unsupported is not None:
         raise TypeError(
@@ -550,41 +493,21 @@ def _culprit(
     return ValueError(f"obstore refused the storage options: {str(error).splitlines()[0]}")
 
 
-def _rename(options: dict[str, Any], renames: Mapping[str, str]) -> dict[str, Any]:
-    return {renames.get(key, key): value for key, value in options.items()}
-
-
-def _flag(options: dict[str, Any], key: str, target: str) -> None:
-    """A boolean fsspec option that becomes an obstore flag (only when true)."""
-    value = options.pop(key)
-    if not isinstance(value, bool):
-        raise TypeError(f"storage option {key!r} must be True or False, not {value!r}")
-    if value:
-        options[target] = True
-
-
-def _s3(options: dict[str, Any], client_options: dict[str, Any]) -> dict[str, Any]:
+def _s3(options: dict[str, Any], client_options: dict[str, Any]) -> None:
     kwargs = options.pop("client_kwargs", None) or {}
     if not isinstance(kwargs, Mapping):
         raise TypeError(f"storage option 'client_kwargs' must be a mapping, not {type(kwargs).__name__}")
     for key, value in kwargs.items():
-        if key == "region_name":
-            options.setdefault("region", value)
-        elif key == "endpoint_url":
-            options.setdefault("endpoint", value)
+        if key in ("region_name", "endpoint_url"):
+            options.setdefault("region" if key == "region_name" else "endpoint", value)
         elif key == "verify":
             if value is False:
                 client_options.setdefault("allow_invalid_certificates", True)
         else:
             raise TypeError(f"storage option client_kwargs[{key!r}] has no obstore equivalent")
-    for key, target in (("anon", "skip_signature"), ("requester_pays", "request_payer")):
-        if key in options:
-            _flag(options, key, target)
-    names = {"endpoint_url": "endpoint", "key": "access_key_id", "secret": "secret_access_key"}
-    return _rename(options, {**names, "token": "session_token"})
 
 
-def _gcs(options: dict[str, Any], client_options: dict[str, Any]) -> dict[str, Any]:
+def _gcs(options: dict[str, Any], client_options: dict[str, Any]) -> None:
     token = options.pop("token", None)
     if token == "anon":
         options["skip_signature"] = True
@@ -596,10 +519,9 @@ def _gcs(options: dict[str, Any], client_options: dict[str, Any]) -> dict[str, A
             "path, or obstore's service_account_key / bearer_token; without it obstore finds "
             "application default credentials itself"
         )
-    return _rename(options, {"endpoint_url": "base_url"})
 
 
-def _azure(options: dict[str, Any], client_options: dict[str, Any]) -> dict[str, Any]:
+def _azure(options: dict[str, Any], client_options: dict[str, Any]) -> None:
     connection = options.pop("connection_string", None)
     if connection is not None:
         parts = dict(part.split("=", 1) for part in str(connection).split(";") if "=" in part)
@@ -612,16 +534,33 @@ def _azure(options: dict[str, Any], client_options: dict[str, Any]) -> dict[str,
             options.setdefault("sas_key", parts["SharedAccessSignature"])
         if "BlobEndpoint" in parts:
             options.setdefault("endpoint", parts["BlobEndpoint"].rstrip("/"))
-    if "anon" in options:
-        _flag(options, "anon", "skip_signature")
     host = options.pop("account_host", None)
     if host is not None:
         options.setdefault("endpoint", f"https://{host}")
-    return _rename(options, {"sas_token": "sas_key"})
 
 
-_TRANSLATE: dict[str, Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
+#: Per store class: the fsspec options translated by hand, the boolean ones that become obstore
+#: flags, and the ones obstore merely spells otherwise.
+_TRANSLATE: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
     "S3Store": _s3,
     "GCSStore": _gcs,
     "AzureStore": _azure,
 }
+_FLAGS = {
+    "S3Store": {"anon": "skip_signature", "requester_pays": "request_payer"},
+    "GCSStore": {},
+    "AzureStore": {"anon": "skip_signature"},
+}
+_RENAMES = {
+    "S3Store": {
+        "endpoint_url": "endpoint",
+        "key": "access_key_id",
+        "secret": "secret_access_key",
+        "token": "session_token",
+    },
+    "GCSStore": {"endpoint_url": "base_url"},
+    "AzureStore": {"sas_token": "sas_key"},
+}
+
+#: The engine's row: object-store URLs, ``fs=`` and ``write_bundle``'s output through obstore.
+ENGINE = Engine("obstore", tuple(PROTOCOLS), open_url, open_filesystem, open_output, extra="obstore")

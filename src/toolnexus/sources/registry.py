@@ -15,34 +15,12 @@ from typing import IO, Any
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import SourceBase, read_only
 
-__all__ = [
-    "DEFAULT_ENGINE",
-    "HEAD_BYTES",
-    "MAX_DOWNLOAD_BYTES",
-    "STREAM_BLOCK_SIZE",
-    "ArchiveFile",
-    "ArchiveKind",
-    "ArchiveOpener",
-    "Backend",
-    "Engine",
-    "archive_for_file",
-    "archive_kind",
-    "archive_kinds",
-    "backend",
-    "backends",
-    "detect_kind",
-    "engine",
-    "filesystem_source",
-    "not_a_bundle",
-    "not_a_folder",
-    "register_archive",
-    "register_engine",
-    "register_filesystem_source",
-    "sniff_kind",
-]
-
 #: How many leading bytes a kind's ``sniff`` is shown (a tar header's magic sits at 257..262).
 HEAD_BYTES = 512
+#: Readahead for sequential passes over remote archives (one GET per MiB).
+STREAM_BLOCK_SIZE = 1024 * 1024
+#: Largest zip bundle downloaded whole from a server without Range support (64 MiB).
+MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024
 
 #: Opens the archive afresh for one read (a new file object each call; the caller closes it).
 ArchiveOpener = Callable[[], IO[bytes]]
@@ -58,7 +36,7 @@ class ArchiveFile:
     fs: Any = None
     info: Mapping[str, Any] | None = None
 
-    def head(self, size: int = 512) -> bytes:
+    def head(self, size: int = HEAD_BYTES) -> bytes:
         try:
             if self.fs is None or _is_http(self.fs):
                 with self.open_stream() as stream:
@@ -96,11 +74,9 @@ class ArchiveFile:
         return io.BytesIO(b"".join(chunks))
 
 
-#: Readahead for sequential passes over remote archives (one GET per MiB).
-STREAM_BLOCK_SIZE = 1024 * 1024
-
-#: Largest zip bundle downloaded whole from a server without Range support (64 MiB).
-MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024
+def _is_http(fs: Any) -> bool:
+    protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
+    return bool(protocols & {"http", "https"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,11 +171,6 @@ def engine(name: str) -> Engine | None:
     return _ENGINES[name]
 
 
-def _is_http(fs: Any) -> bool:
-    protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
-    return bool(protocols & {"http", "https"})
-
-
 @dataclass(frozen=True, slots=True)
 class ArchiveKind:
     """A kind of single-file bundle: its chained-URL hop (``zip``), lower-case name endings,
@@ -214,10 +185,14 @@ class ArchiveKind:
 
 
 _KINDS: dict[str, ArchiveKind] = {}
+#: Every kind's name endings, longest first (``.tar.gz`` before ``.gz``).
+_ENDINGS: list[tuple[str, ArchiveKind]] = []
 
 
 def register_archive(kind: ArchiveKind) -> ArchiveKind:
     _KINDS[kind.protocol] = kind
+    endings = ((suffix, kind) for kind in _KINDS.values() for suffix in kind.suffixes)
+    _ENDINGS[:] = sorted(endings, key=lambda ending: -len(ending[0]))
     return kind
 
 
@@ -225,30 +200,34 @@ def archive_kinds() -> tuple[ArchiveKind, ...]:
     return tuple(_KINDS.values())
 
 
-def archive_kind(protocol: str) -> ArchiveKind | None:
-    return _KINDS.get(protocol)
+def archive_hop(url: str, storage_options: dict[str, Any]) -> tuple[ArchiveKind, str, str] | None:
+    """``zip://FOLDER::REST`` as ``(kind, FOLDER, REST)`` (``None``: no archive hop first); the hop
+    takes no options of its own (``storage_options`` keyed by it are refused)."""
+    head, _, rest = url.partition("::")
+    protocol, scheme, folder = head.partition("://")
+    kind = _KINDS.get(protocol) if scheme and rest else None
+    if kind is not None and storage_options.pop(protocol, None):
+        raise TypeError(f"the {protocol}:// hop takes no storage options; key options by the inner protocol")
+    return None if kind is None else (kind, folder, rest)
 
 
 def kind_by_name(path: str) -> ArchiveKind | None:
-    """The kind a file name's ending says (longest ending wins: ``.tar.gz`` over ``.gz``)."""
+    """The kind a file name's ending says (the longest ending wins: ``.tar.gz`` over ``.gz``)."""
     lower = path.lower()
-    matches = [
-        (len(suffix), kind) for kind in _KINDS.values() for suffix in kind.suffixes if lower.endswith(suffix)
-    ]
-    return max(matches, key=lambda match: match[0])[1] if matches else None
+    return next((kind for ending, kind in _ENDINGS if lower.endswith(ending)), None)
 
 
-def sniff_kind(head: bytes) -> ArchiveKind | None:
-    return next((kind for kind in _KINDS.values() if kind.sniff(head)), None)
+def detect_kind(file: ArchiveFile) -> ArchiveKind | None:
+    kind = kind_by_name(file.path)
+    if kind is None:
+        head = file.head()
+        kind = next((kind for kind in _KINDS.values() if kind.sniff(head)), None)
+    return kind
 
 
 def not_a_bundle(location: str) -> OSError:
     kinds = " nor ".join(f"a {kind.protocol} bundle" for kind in _KINDS.values())
     return location_error(NotADirectoryError, location, f"is a file, neither a directory nor {kinds}")
-
-
-def detect_kind(file: ArchiveFile) -> ArchiveKind | None:
-    return kind_by_name(file.path) or sniff_kind(file.head(HEAD_BYTES))
 
 
 def archive_for_file(file: ArchiveFile, folder: str | None = None) -> SourceBase:

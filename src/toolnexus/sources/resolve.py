@@ -1,9 +1,6 @@
-""":func:`resolve`: the one place a location becomes a source (the resolving layer).
-
-Every entry point calls it once and hands the source down: nothing below looks at URLs, ``fs=``,
-UPaths, options or engines. A plain :class:`BootstrapSource` is wrapped (:func:`.base.as_source`),
-a plain path is local (fsspec not imported). Resolving does no I/O.
-"""
+""":func:`resolve`: the one place a location becomes a source. Every entry point calls it once
+and hands the source down, so nothing below looks at URLs, ``fs=``, UPaths, options or engines.
+Resolving does no I/O, and a plain path does not import fsspec."""
 
 from __future__ import annotations
 
@@ -20,13 +17,11 @@ from toolnexus.sources.registry import (
     DEFAULT_ENGINE,
     ArchiveFile,
     Engine,
-    archive_kind,
+    archive_hop,
     backend,
     filesystem_source,
 )
 from toolnexus.sources.registry import engine as _engine
-
-__all__ = ["Location", "is_url", "resolve", "resolve_output", "url_to_fs"]
 
 #: What ``compose_soul`` accepts as a home.
 Location = str | os.PathLike[str] | BootstrapSource | Any
@@ -41,12 +36,8 @@ def resolve(
     engine: str = DEFAULT_ENGINE,
     reads: int | None = None,
 ) -> SourceBase:
-    """Turn anything ``compose_soul`` accepts into its source; a list or tuple is layers, base first.
-
-    ``engine`` names the client for object-store URLs (``"fsspec"`` or ``"obstore"``); ``reads``
-    sizes a URL's client for that many requests in flight (``audit``). Unsupported locations or
-    options are a :class:`TypeError`, an unknown protocol or engine a :class:`ValueError`.
-    """
+    """Anything ``compose_soul`` accepts as its source (a list or tuple: layers, base first);
+    ``reads`` sizes a URL's client for that many requests in flight (``audit``)."""
     client = None if engine == DEFAULT_ENGINE else _engine(engine)  # checked before any I/O
     plain = (
         location if type(location) is str else os.fspath(location) if isinstance(location, PurePath) else None
@@ -57,8 +48,7 @@ def resolve(
         return LocalSource(plain, follow_external_symlinks=follow_external_symlinks)  # the hot path
     if isinstance(location, list | tuple):
         return _layers(location, storage_options, fs, follow_external_symlinks, engine)
-    # A str is never a source; saying so first skips the runtime-Protocol check, which costs
-    # more than composing a small local soul.
+    # A str is never a source: saying so first skips the costly runtime-Protocol check.
     if isinstance(location, SourceBase) or (
         not isinstance(location, str | os.PathLike) and isinstance(location, BootstrapSource)
     ):
@@ -93,8 +83,7 @@ def resolve(
 
 
 def _sized(url: str, options: dict[str, Any], reads: int, client: Engine | None) -> dict[str, Any]:
-    """The options for ``reads`` requests at once: the engine's say, or the backend's (s3fs:
-    a connection pool that large); options the caller set win."""
+    """The options for ``reads`` requests at once, by the engine or the backend (s3fs: its pool)."""
     if client is not None:
         sized = client.concurrent_options
     else:
@@ -111,7 +100,7 @@ def _layers(
     engine: str,
 ) -> LayeredSource:
     """Each layer resolved on its own: ``storage_options`` go to the URL layers, ``fs=`` to the
-    path layers, ``follow_external_symlinks`` to the local ones; sources come configured."""
+    path layers; sources come configured."""
     if not locations:
         raise ValueError("a layered persona needs at least one layer (got an empty list)")
     if any(isinstance(layer, list | tuple) for layer in locations):
@@ -143,8 +132,7 @@ def is_url(location: object) -> bool:
 def resolve_output(
     out: str, storage_options: Mapping[str, Any] | None, engine: str = DEFAULT_ENGINE
 ) -> tuple[Any, str]:
-    """Where a file is written: ``(None, local path)`` or ``(fs, path)`` for a single URL (with
-    an engine other than fsspec, that engine's file operations)."""
+    """Where a file is written: ``(None, local path)``, or ``(fs, path)`` for a single URL."""
     if "::" in out:
         raise ValueError(f"{out}: a bundle is written to one location, not a chained URL")
     if not is_url(out):
@@ -207,8 +195,7 @@ def url_to_fs(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
 
 
 def _not_installed(url: str, innermost: str, error: ImportError) -> ImportError:
-    """The error for a URL whose filesystem cannot be imported: it names the hop whose fsspec
-    implementation is missing and, from the protocol table, the extra that installs it."""
+    """The error naming the hop whose fsspec implementation is missing, and its extra."""
     import fsspec  # noqa: PLC0415  (see _is_local_fs)
 
     protocol, cause = innermost, str(error)
@@ -226,21 +213,16 @@ def _not_installed(url: str, innermost: str, error: ImportError) -> ImportError:
 
 
 def _from_url(url: str, storage_options: dict[str, Any], follow_external_symlinks: bool) -> SourceBase:
-    head, _, rest = url.partition("::")
-    protocol, scheme, folder = head.partition("://")
-    kind = archive_kind(protocol) if scheme and rest else None
-    if kind is not None:
-        if storage_options.pop(protocol, None):
-            raise TypeError(
-                f"the {protocol}:// hop takes no storage options; key options by the inner protocol"
-            )
-        archive_fs, archive_path = url_to_fs(rest, storage_options)
-        if _is_local_fs(archive_fs):
-            local = os.path.abspath(archive_fs._strip_protocol(archive_path))
-            return kind.open(ArchiveFile(local, local), folder)
-        archive = (filesystem_source(archive_fs) or FsspecSource)(archive_fs, archive_path)
-        if isinstance(archive, FsspecSource):  # its backend may read this kind its own way
-            return archive.open_bundle(kind, folder)
-        return kind.open(ArchiveFile(archive_path, archive.location, archive_fs), folder)
-    fs, path = url_to_fs(url, storage_options)
-    return _on_filesystem(fs, path, follow_external_symlinks, None)
+    hop = archive_hop(url, storage_options)
+    if hop is None:
+        fs, path = url_to_fs(url, storage_options)
+        return _on_filesystem(fs, path, follow_external_symlinks, None)
+    kind, folder, rest = hop
+    archive_fs, archive_path = url_to_fs(rest, storage_options)
+    if _is_local_fs(archive_fs):
+        local = os.path.abspath(archive_fs._strip_protocol(archive_path))
+        return kind.open(ArchiveFile(local, local), folder)
+    archive = (filesystem_source(archive_fs) or FsspecSource)(archive_fs, archive_path)
+    if isinstance(archive, FsspecSource):  # its backend may read this kind its own way
+        return archive.open_bundle(kind, folder)
+    return kind.open(ArchiveFile(archive_path, archive.location, archive_fs), folder)

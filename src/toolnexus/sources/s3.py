@@ -1,7 +1,6 @@
 """Persona homes on S3 through s3fs: the object-store plan (:mod:`.objects`) over
 ``fs._call_s3("get_object", …)``, which sees the ``Content-Range``, ``ETag`` and conditions that
-s3fs's file API hides; writes are :class:`~toolnexus.stores.S3Store`'s; ``audit`` lists with
-``ListObjectsV2`` and a delimiter, a page at a time."""
+s3fs's file API hides; ``audit`` lists with ``ListObjectsV2``, a page at a time."""
 
 from __future__ import annotations
 
@@ -16,8 +15,6 @@ from toolnexus.sources.children import LIST_PAGE_SIZE, Child, Pages, no_such_pre
 from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
 from toolnexus.sources.objects import Fetched, ObjectChangedError, ObjectClient, ObjectHome
 from toolnexus.stores.fsspec import S3Store
-
-__all__ = ["S3Client", "S3Source"]
 
 T = TypeVar("T")
 
@@ -93,17 +90,16 @@ class S3Source(ObjectHome):
     @classmethod
     def concurrent_options(cls, storage_options: Mapping[str, Any], reads: int) -> dict[str, Any]:
         """botocore keeps 10 connections unless told otherwise: ``reads`` requests in flight
-        would queue on the client's own pool. Unkeyed options are the S3 hop's."""
+        would queue on the client's own pool."""
         options = dict(storage_options)
         config = dict(options.get("config_kwargs") or {})
         config.setdefault("max_pool_connections", reads)
         return {**options, "config_kwargs": config}
 
     def children(self) -> Pages | None:
-        """``ListObjectsV2`` with a delimiter, :data:`.children.LIST_PAGE_SIZE` names a page,
-        fetched as the pages are asked for (the first one now: a missing prefix fails here). Each
-        page's folders and objects are merged by key, so the listing is in key order. Nothing
-        under ``path/``: a file is a bundle (``None``), anything else no such prefix."""
+        """``ListObjectsV2`` pages as they are asked for (the first now: a missing prefix fails
+        here), folders and objects merged in key order. Nothing under ``path/``: a file is a
+        bundle (``None``), anything else no such prefix."""
         pages = self._list_pages()
         first = next(pages, None)
         if first is not None:
@@ -118,7 +114,6 @@ class S3Source(ObjectHome):
         return None if kind == "file" else iter([])  # a folder marker alone: no children
 
     def _list_pages(self) -> Pages:
-        """The listing, page by page; nothing at all when the prefix holds no object."""
         bucket, key, _ = self.fs.split_path(self.path.rstrip("/"))
         prefix = f"{key}/" if key else ""
         request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/"}

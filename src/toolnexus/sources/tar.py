@@ -12,15 +12,13 @@ from typing import IO, TYPE_CHECKING, Any
 
 from toolnexus._fs import is_hidden
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
-from toolnexus.errors import BootstrapError, describe, location_error, read_error
-from toolnexus.sources.archive_home import home_prefix, member_path
+from toolnexus.errors import BootstrapError
+from toolnexus.sources.archive_home import home_prefix, member_path, open_bundle_file, twice
 from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
 from toolnexus.sources.registry import ArchiveFile, ArchiveKind
 
 if TYPE_CHECKING:
     from toolnexus.stores.base import MemoryStore
-
-__all__ = ["MAX_TAR_SCAN_BYTES", "TAR", "TarSource"]
 
 #: Most decompressed bytes one composition scans in a tar bundle before refusing it (64 MiB).
 MAX_TAR_SCAN_BYTES = 64 * 1024 * 1024
@@ -105,13 +103,7 @@ class TarSource(SourceBase):
         return self._pass(lambda stream: self._scan_folder(stream, folder, limit))
 
     def _pass(self, scan: Callable[[_Bounded], Reading]) -> Reading:
-        try:
-            raw = self.file.open_stream()
-        except FileNotFoundError:
-            raise location_error(FileNotFoundError, self.location, "no such persona bundle") from None
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
-        with raw:
+        with open_bundle_file(self.file.open_stream, self.location) as raw:
             try:
                 return scan(_decompressed(raw, self.location))
             except (BootstrapError, FileNotFoundError):
@@ -142,6 +134,7 @@ class TarSource(SourceBase):
         paths: list[str] = []
         candidates: dict[str, Entry] = {}  # by member path: root names and one folder's names
         kept_folder = ""  # in the folder rule, the only folder that can become the home
+        complete = [f"{self.folder}/{name}" if self.folder else name for name in names]
         with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
             for member in archive:
                 path = member_path(member.name, dot_prefixed=True).rstrip("/")
@@ -155,26 +148,18 @@ class TarSource(SourceBase):
                 elif folder and ("/" in folder or folder != (kept_folder := kept_folder or folder)):
                     continue  # deeper, or a second folder: never the home
                 if path in candidates:
-                    raise BootstrapError(
-                        f"{describe(self.location, path)}: the bundle holds this member twice; "
-                        "refusing to guess which one is the persona's"
-                    )
+                    raise twice(self.location, path)
                 candidates[path] = self._entry(archive, member, limit)
-                if self._complete(candidates, self.folder or "", names):
+                if all(path in candidates for path in complete):
                     break  # every name of the home seen (explicit folder, or a full root)
         prefix = home_prefix(paths, names, self.folder, self.location, "tar")
         location = f"tar://{prefix.rstrip('/')}::{self.location}" if prefix else self.location
         entries = {name: candidates[prefix + name] for name in names if prefix + name in candidates}
         return Reading(location, entries)
 
-    @staticmethod
-    def _complete(candidates: dict[str, Entry], folder: str, names: Sequence[str]) -> bool:
-        prefix = f"{folder}/" if folder else ""
-        return all(prefix + name in candidates for name in names)
-
     def _entry(self, archive: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> Entry:
         if not member.isreg():
-            return Entry(None, why=_member_kind(member))
+            return Entry(None, why=_KINDS.get(member.type, "not a regular file"))
         stream = archive.extractfile(member)
         if stream is None:  # pragma: no cover - isreg() members always have data
             return Entry(None)
@@ -182,16 +167,9 @@ class TarSource(SourceBase):
             return Entry(stream.read(limit + 1), member.size)
 
 
-def _member_kind(member: tarfile.TarInfo) -> str:
-    if member.isdir():
-        return "folder"
-    if member.issym():
-        return "symlink"
-    if member.islnk():
-        return "hard link"
-    if member.isfifo():
-        return "fifo"
-    return "device" if member.isdev() else "not a regular file"
+#: What a member that is no regular file is, by its type.
+_KINDS = {tarfile.DIRTYPE: "folder", tarfile.SYMTYPE: "symlink", tarfile.LNKTYPE: "hard link"}
+_KINDS |= {tarfile.FIFOTYPE: "fifo", tarfile.CHRTYPE: "device", tarfile.BLKTYPE: "device"}
 
 
 #: Tar bundles, plain or compressed with gzip, bzip2 or xz.
