@@ -14,8 +14,8 @@ small surface for new backends (its ``__all__``).
 
 The layers, low to high; a module may import its own layer and the layers below, never above:
 ``_aio``/``_fs``/``_object_store``/``_tokens``/``_reply``/``errors`` < ``composer`` < ``stores`` <
-``sources`` < ``soul`` < ``recall`` < ``skills`` < ``memory`` < ``fleet`` < ``runtime`` < ``models`` < ``agents``
-and ``toolnexus/__init__.py`` (the public surfaces, re-exports only) < ``cli``; ``__main__`` runs
+``sources`` < ``soul`` < ``recall`` < ``skills`` < ``memory`` < ``fleet`` < ``runtime`` < ``models``
+< ``agents`` and ``toolnexus/__init__.py`` (the public surfaces, re-exports only) < ``cli``; ``__main__`` runs
 the command (with cli).
 """
 

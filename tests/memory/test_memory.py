@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import zipfile
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from toolnexus.agents import (
     memory_tool,
     openai_tool,
 )
-from toolnexus.memory.portable import DESCRIPTION, INPUT_SCHEMA
+from toolnexus.memory.portable import DESCRIPTION, INPUT_SCHEMA, daily_description
 
 CAP = MAX_BOOTSTRAP_FILE_BYTES
 
@@ -39,7 +40,8 @@ def test_exported_from_agents() -> None:
 
 
 def test_tool_definitions_for_both_tool_calling_formats(tmp_path: Path) -> None:
-    tool = memory_tool(tmp_path)
+    tool = memory_tool(tmp_path, clock=lambda: datetime(2026, 12, 1, 23, 30, tzinfo=UTC))
+    description = DESCRIPTION + "\n" + daily_description("2026-12-01", "UTC")  # today's date, told
     assert tool.name == "memory"
     for command in ("view", "append", "replace", "remove"):
         assert f"- {command}" in tool.description
@@ -48,9 +50,9 @@ def test_tool_definitions_for_both_tool_calling_formats(tmp_path: Path) -> None:
     assert tool.input_schema["required"] == ["command"]
     assert openai_tool(tool) == {
         "type": "function",
-        "function": {"name": "memory", "description": DESCRIPTION, "parameters": INPUT_SCHEMA},
+        "function": {"name": "memory", "description": description, "parameters": INPUT_SCHEMA},
     }
-    anthropic = {"name": "memory", "description": DESCRIPTION, "input_schema": INPUT_SCHEMA}
+    anthropic = {"name": "memory", "description": description, "input_schema": INPUT_SCHEMA}
     assert anthropic_tool(tool, native_memory=False) == anthropic
     anthropic_tool(tool, native_memory=False)["input_schema"]["properties"].clear()  # callers get copies
     assert tool.input_schema == INPUT_SCHEMA

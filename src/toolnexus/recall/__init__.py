@@ -6,13 +6,14 @@ files are read through the home's source, so every backend (bundles too) can be 
 """
 
 from toolnexus.recall.chunking import Chunk, chunks
-from toolnexus.recall.daily import DAILY_NOTE, Clock, Today, daily_day, daily_prelude
+from toolnexus.recall.daily import DAILY_NOTE, PRIVATE_PROFILES, Clock, Today, daily_day, daily_prelude
 from toolnexus.recall.index import MAX_GET_CHARS, Embed, Hit, MemoryIndex, memory_index, memory_path
 from toolnexus.recall.tools import MemoryGetTool, MemorySearchTool, recall_tools
 
 __all__ = [
     "DAILY_NOTE",
     "MAX_GET_CHARS",
+    "PRIVATE_PROFILES",
     "Chunk",
     "Clock",
     "Embed",

@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_DAYS",
     "MAX_FILE_CHARS",
     "MAX_TOTAL_CHARS",
+    "PRIVATE_PROFILES",
     "Clock",
     "Today",
     "daily_day",
@@ -27,6 +28,9 @@ __all__ = [
 DAILY_NOTE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-[A-Za-z0-9_][A-Za-z0-9._-]*)?\.md")
 DEFAULT_DAYS, MAX_FILE_CHARS, MAX_TOTAL_CHARS = 2, 1_200, 2_800
 PRELUDE_HEADER = "## Daily notes"
+#: Session profiles that see no daily prelude and cannot search or read memory (shared channels,
+#: delegated and unattended runs): private memory stays private.
+PRIVATE_PROFILES = frozenset({"group", "subagent", "cron"})
 #: Zero arguments, an aware ``datetime``: what "now" is for a session.
 Clock = Callable[[], datetime]
 
@@ -85,6 +89,11 @@ def _tail(text: str, limit: int, name: str) -> str:
     return "\n".join([marker, *reversed(kept)])
 
 
+def recent_days(today: date, days: int) -> tuple[date, date]:
+    """The first and last day of a prelude of ``days`` days ending today."""
+    return today - timedelta(days=max(days, 1) - 1), today
+
+
 def daily_prelude(
     notes: Mapping[str, str],
     today: date,
@@ -97,7 +106,9 @@ def daily_prelude(
     and the ``days - 1`` days before it: oldest first, a day's files in name order, each under
     its path and cut to its most recent lines. The newest notes are kept when the total is over
     (``""`` when there is nothing to show)."""
-    first = today - timedelta(days=max(days, 0) - 1)
+    if days < 1:
+        return ""
+    first, _ = recent_days(today, days)
     wanted = sorted(
         (day, relative)
         for relative in notes

@@ -92,7 +92,12 @@ class MemoryIndex:
     (or use ``with``) to release the SQLite file."""
 
     def __init__(
-        self, source: SourceBase, *, today: Callable[[], date], embed: Embed | None, index_path: str | Path
+        self,
+        source: SourceBase,
+        *,
+        today: Callable[[], date],
+        embed: Embed | None,
+        index_path: str | os.PathLike[str],
     ) -> None:
         self.source, self.today, self.embed = source, today, embed
         self.embedder = _embedder_name(embed)
@@ -164,7 +169,7 @@ class MemoryIndex:
     def refresh(self) -> None:
         """Re-index what changed since the last refresh, by any process (content digests)."""
         current = self.read_home()
-        digests = {path: hashlib.blake2b(text.encode(), digest_size=16).hexdigest() for path, text in current.items()}
+        digests = {path: _digest(text) for path, text in current.items()}
         with self._lock:
             stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
             if stored == digests:
@@ -182,7 +187,8 @@ class MemoryIndex:
                         "INSERT INTO recall_chunks (path, first, last, body, vector) VALUES (?, ?, ?, ?, ?)",
                         (path, first, last, body, vector),
                     )
-                    self.db.execute("INSERT INTO recall_text (rowid, body) VALUES (?, ?)", (cursor.lastrowid, body))
+                    row = (cursor.lastrowid, body)
+                    self.db.execute("INSERT INTO recall_text (rowid, body) VALUES (?, ?)", row)
                 self.db.executemany(
                     "INSERT INTO recall_files VALUES (?, ?, ?)",
                     [(path, digests[path], current[path]) for path in changed],
@@ -259,7 +265,8 @@ class MemoryIndex:
         assert self.embed is not None
         wanted = [float(x) for x in self.embed([query])[0]]
         found = {}
-        for chunk_id, stored in self.db.execute("SELECT id, vector FROM recall_chunks WHERE vector IS NOT NULL"):
+        rows = self.db.execute("SELECT id, vector FROM recall_chunks WHERE vector IS NOT NULL")
+        for chunk_id, stored in rows:
             found[chunk_id] = max(_cosine(wanted, json.loads(stored)), 0.0)
         return found
 
@@ -282,6 +289,10 @@ class MemoryIndex:
 
     def __repr__(self) -> str:
         return f"MemoryIndex({self.source.location!r}, index_path={self.index_path!r})"
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def _chunk_rows(text: str) -> list[tuple[int, int, str]]:

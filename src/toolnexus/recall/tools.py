@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from toolnexus._reply import ToolReply
 from toolnexus.recall.index import DEFAULT_GET_LINES, DEFAULT_RESULTS, MAX_GET_CHARS, MemoryIndex, memory_path
@@ -38,7 +38,7 @@ class _RecallTool:
     name: str
     description: str
     native_kind: str | None = None
-    _schema: dict[str, Any]
+    _schema: ClassVar[dict[str, Any]]
 
     def __init__(self, index: MemoryIndex) -> None:
         self.index = index
@@ -72,7 +72,7 @@ class MemorySearchTool(_RecallTool):
         "Each hit names its file and lines: read more with memory_get, or edit it with the memory "
         "tool (the /memories path shown). Newer daily notes rank above older ones on the same matter."
     )
-    _schema = {
+    _schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "Keywords: names, places, subjects."},
@@ -112,7 +112,7 @@ class MemoryGetTool(_RecallTool):
         f"/memories/projects/aster.md): from start_line (default 1), {DEFAULT_GET_LINES} lines by "
         f"default, at most {MAX_GET_CHARS} characters."
     )
-    _schema = {
+    _schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "The file, as memory_search names it."},
@@ -126,7 +126,8 @@ class MemoryGetTool(_RecallTool):
     def _run(self, arguments: Mapping[str, Any]) -> ToolReply:
         path = arguments.get("path")
         if not isinstance(path, str) or not path.strip():
-            return ToolReply("error: 'path' must name a memory file, like memory/2026-11-30.md.", is_error=True)
+            problem = "error: 'path' must name a memory file, like memory/2026-11-30.md."
+            return ToolReply(problem, is_error=True)
         start = _integer(arguments, "start_line", 1, 1, 10**9)
         lines = _integer(arguments, "lines", DEFAULT_GET_LINES, 1, 10**6)
         if isinstance(start, str) or isinstance(lines, str):
