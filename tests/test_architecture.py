@@ -88,6 +88,8 @@ AGENTS_NAMES = {
     "ToolCall", "ToolReply", "Usage", "agent_from_dir", "anthropic_tool_result", "audit",
     "compose_soul", "compose_soul_async", "dask_client", "inspect_soul", "memory_tool",
     "read_bootstrap_file", "write_bundle",
+    # added since, for searching memory
+    "Hit", "MemoryGetTool", "MemoryIndex", "MemorySearchTool", "memory_index",
 }  # fmt: skip
 
 

@@ -1,5 +1,5 @@
-"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove``: a persona's memory for
-a person. Edits go through the memory tool (the model's rules); ``view`` only reads, so it works on
+"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove|search``: a persona's
+memory for a person. Edits go through the memory tool (the model's rules); ``view`` only reads, so it works on
 any readable home. Exit status: 0 done; 1 the edit was refused (nothing changed); 2 an error.
 """
 
@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, cast
 
-from toolnexus.agents import BootstrapError, memory_tool, read_bootstrap_file
+from toolnexus.agents import BootstrapError, memory_index, memory_tool, read_bootstrap_file
 from toolnexus.cli._memory_messages import Recorder, file_in, outcome, refusal, shell_command
 from toolnexus.cli._memory_view import view
 from toolnexus.cli._support import Parser, Subparsers, emit, emit_json, location, location_options
@@ -21,13 +21,14 @@ __all__ = ["EXIT_REFUSED", "register"]
 #: Exit status when the tool refused the edit (nothing was changed).
 EXIT_REFUSED = 1
 
-_ACTIONS = ("view", "append", "replace", "remove")
+_ACTIONS = ("view", "append", "replace", "remove", "search")
 
 _EXAMPLES = """examples (on a copy: append and friends edit the file in place):
   cp -r examples/aster /tmp/aster && toolnexus memory /tmp/aster view
   toolnexus memory /tmp/aster append "Mira moved to Hamburg (2026-11-30)."
   toolnexus memory /tmp/aster --target user replace "Berlin" "Hamburg"
   toolnexus memory /tmp/aster --file projects/aster.md append "Launch moved to March."
+  toolnexus memory /tmp/aster search "launch date" --json
   toolnexus bundle /tmp/aster /tmp/aster.zip --force && toolnexus memory /tmp/aster.zip view
   toolnexus memory examples/aster /tmp/aster view    # layers, base first: the merged view
   toolnexus memory s3://bucket/aster -o profile=prod append "Prefers short answers."
@@ -146,9 +147,34 @@ def _edit(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | 
     return 0
 
 
+def _search(args: argparse.Namespace, homes: list[str], options: dict[str, Any] | None) -> int:
+    """``search QUERY``: the hits of ``memory_index`` (read only, any readable home); exit 1 for none."""
+    home = homes[0] if len(homes) == 1 else homes
+    with memory_index(home, storage_options=options, engine=args.engine) as index:
+        hits = index.search(args.query)
+    if args.json:
+        emit_json([dict(vars(hit)) for hit in hits])
+    elif hits:
+        emit(
+            "".join(
+                f"{h.path}:{h.start_line}-{h.end_line} ({h.score:.2f})\n  {_indent(h.snippet)}\n"
+                for h in hits
+            )
+        )
+    else:
+        sys.stderr.write(f"toolnexus: no memory matches {args.query!r} in {homes[-1]}\n")
+    return 0 if hits else EXIT_REFUSED
+
+
+def _indent(snippet: str) -> str:
+    return "\n  ".join(snippet.rstrip("\n").splitlines())
+
+
 def _run(args: argparse.Namespace) -> int:
     homes = [*(getattr(args, _LOWER_LAYERS, None) or []), args.location]
     options = _merged(args.storage_options, getattr(args, _LATE_OPTIONS, None))
+    if args.action == "search":
+        return _search(args, homes, options)
     if getattr(args, "file", None) is not None:
         if args.target != "memory":
             raise BootstrapError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
@@ -185,7 +211,7 @@ def register(subparsers: Subparsers) -> None:
         description="View or edit a persona's MEMORY.md (or USER.md) with the memory tool's rules.",
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage="%(prog)s [options] LOCATION [LOCATION ...] {view,append,replace,remove} ...",
+        usage="%(prog)s [options] LOCATION [LOCATION ...] {view,append,replace,remove,search} ...",
     )
     parser.__class__ = _MemoryParser  # add_parser builds the parent's class; this one only adds a step
     parser.add_argument(
@@ -204,7 +230,7 @@ def register(subparsers: Subparsers) -> None:
         parser.add_subparsers(
             dest="action",
             required=True,
-            metavar="{view,append,replace,remove}",
+            metavar="{view,append,replace,remove,search}",
             parser_class=Parser,
             prog=f"{parser.prog} LOCATION [LOCATION ...]",  # not the whole usage line above
         ),
@@ -219,6 +245,10 @@ def register(subparsers: Subparsers) -> None:
     replace.add_argument("new", metavar="NEW")
     remove = actions.add_parser("remove", parents=late, help="delete text that occurs exactly once")
     remove.add_argument("old", metavar="OLD")
-    for action in (view_parser, append, replace, remove):
+    search = actions.add_parser(
+        "search", parents=late, help="search MEMORY.md, USER.md, topic and daily files"
+    )
+    search.add_argument("query", metavar="QUERY")
+    for action in (view_parser, append, replace, remove, search):
         _shared_options(action, late=True)
     parser.set_defaults(handler=_run)
