@@ -196,8 +196,8 @@ def concept_embed(texts: list[str]) -> Sequence[Sequence[float]]:
     vectors = []
     for text in texts:
         vector = [0.0] * 16
-        for word in text.lower().split():
-            word = word.strip(".,")
+        for raw in text.lower().split():
+            word = raw.strip(".,")
             slot = _CONCEPTS.get(word, 2 + int(hashlib.sha256(word.encode()).hexdigest(), 16) % 14)
             vector[slot] += 1.0 if word in _CONCEPTS else 0.2
         norm = math.sqrt(sum(x * x for x in vector)) or 1.0

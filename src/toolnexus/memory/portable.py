@@ -286,10 +286,13 @@ class MemoryTool:
             self._index = memory_index(home, clock=self.today.clock, timezone=self.today.timezone)
         return self._index
 
-    def tools(self, profile: str | None = None, *, recall: bool = True) -> tuple[Any, ...]:
+    def tools(
+        self, profile: str | None = None, *, recall: bool = True, private: bool = False
+    ) -> tuple[Any, ...]:
         """The tools for a loop of your own or a framework: this one, then ``memory_search`` and
-        ``memory_get`` (``recall=False``: none); for a private profile, only the restricted tool."""
-        tool = self.for_profile(profile)
+        ``memory_get`` (``recall=False``: none); for a private profile (or ``private=True``), only
+        the tool that adds to today's note."""
+        tool = self.for_profile("group" if private else profile)
         if tool.private or not recall:
             return (tool,)
         return (tool, *recall_tools(self.index()))

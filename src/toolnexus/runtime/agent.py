@@ -184,6 +184,7 @@ class Agent:
         return Session(self.model, Soul(parts, persona=soul.persona), found, tools, self.max_turns)
 
     def _private(self, profile: str | None) -> bool:
+        """Whether a session of ``profile`` (or, for none, the agent's own) keeps memory private."""
         return (profile if profile is not None else self.profile) in PRIVATE_PROFILES
 
     def session_tools(
@@ -201,7 +202,7 @@ class Agent:
             wanted = self.has_notes()
         search = bool(wanted) and not private
         if self.memory is not None:
-            memory = self.memory.tools(profile if private else None, recall=search)
+            memory = self.memory.tools(private=private, recall=search)
         else:
             memory = recall_tools(self._index()) if search else ()
         skill = (skills.tool(),) if skills is not None and skills.prompt() else ()
