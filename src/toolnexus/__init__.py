@@ -4,8 +4,8 @@
 >>> soul, found = toolnexus.compose_soul("examples/aster")  # doctest: +SKIP
 
 This is the core: composing, inspecting, caching, budgets, profiles, bundles, the sources to
-extend, the persona's Agent Skills, searching its memory (``memory_index``), and the error. :mod:`toolnexus.agents` adds the agent
-runtime, models, memory and audit;
+extend, the persona's Agent Skills, searching its memory (``memory_index``), and the error.
+:mod:`toolnexus.agents` adds the agent runtime, models, the memory tool and audit;
 :mod:`toolnexus.sources` is the surface for new backends. Each name is imported on first use, so
 ``import toolnexus`` stays cheap and importing any submodule (the command line) pays nothing for it.
 """

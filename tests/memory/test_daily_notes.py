@@ -60,7 +60,8 @@ def test_daily_notes_do_not_count_toward_the_topic_limit(
     for name in ("a.md", "b.md"):
         assert not tool.tool(command="append", file=name, content="x").is_error
     refused = tool.tool(command="append", file="c.md", content="x")
-    assert refused.is_error and "2 topic files, the limit" in refused
+    assert refused.is_error
+    assert "2 topic files, the limit" in refused
     for name in ("2026-11-30.md", "2026-12-01-standup.md"):
         assert not tool.tool(command="append", file=name, content="x").is_error
 
@@ -77,8 +78,10 @@ def test_the_prelude_keeps_the_most_recent_lines_within_bounds() -> None:
     prelude = daily_prelude(notes, date(2026, 12, 1), 2)
     assert prelude.startswith("## Daily notes\n\n### memory/2026-11-30.md\n\n[… earlier lines of ")
     assert prelude.index("memory/2026-12-01-standup.md") < prelude.index("memory/2026-12-01.md")  # names
-    assert "too old" not in prelude and "not a daily note" not in prelude
-    assert "line 0099" in prelude and "line 0000" not in prelude  # the most recent lines are kept
+    assert "too old" not in prelude
+    assert "not a daily note" not in prelude
+    assert "line 0099" in prelude
+    assert "line 0000" not in prelude
     body = prelude.split("### memory/2026-11-30.md\n\n", 1)[1].split("\n\n###", 1)[0]
     assert len(body) <= 1_200
     many = {f"2026-12-01-{n:02d}.md": long for n in range(5)}
@@ -116,7 +119,8 @@ def test_a_session_starts_with_the_last_days_notes_after_the_soul(tmp_path: Path
     agent.run_sync("hi")
     system = model.systems[0]
     soul = compose_soul(home)[0]
-    assert soul == inspect_soul(home).soul and "Mira called" not in soul  # compose_soul is unchanged
+    assert soul == inspect_soul(home).soul
+    assert "Mira called" not in soul
     assert system.startswith(soul + "\n\n## Daily notes\n\n### memory/2026-11-30.md\n\nYesterday: rain.")
     assert system.endswith("### memory/2026-12-01.md\n\nToday: Mira called.")
     assert "Too old" not in system
@@ -169,6 +173,7 @@ def test_a_session_profile_is_private_too(tmp_path: Path) -> None:
     import asyncio  # noqa: PLC0415
 
     group, mine = asyncio.run(start())
-    assert "Private." not in group.soul and "Private." in mine.soul
+    assert "Private." not in group.soul
+    assert "Private." in mine.soul
     assert [tool.name for tool in agent.session_tools("group")] == ["memory"]
     assert [tool.name for tool in agent.session_tools()] == ["memory", "memory_search", "memory_get"]
