@@ -284,8 +284,14 @@ def test_unwritable_local_folder_is_refused(tmp_path: Path, monkeypatch: pytest.
 def test_memory_md_symlink_is_not_followed(tmp_path: Path) -> None:
     (tmp_path / "elsewhere.md").write_text("secret\n")
     (tmp_path / "MEMORY.md").symlink_to(tmp_path / "elsewhere.md")
-    with pytest.raises(BootstrapError, match=r"MEMORY\.md in .* is a symlink"):
-        memory_tool(tmp_path).tool(command="append", content="x")
+    for call in (
+        {"command": "append", "content": "x"},
+        {"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "secret", "new_str": "y"},
+    ):
+        reply = memory_tool(tmp_path).tool(**call)  # a refusal the model can act on, not a raise
+        assert reply.is_error, call
+        assert "MEMORY.md in" in reply
+        assert "is a symlink; memory_tool only edits a regular file; nothing was changed." in reply
     assert (tmp_path / "elsewhere.md").read_text() == "secret\n"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import errno
 import os
 from collections.abc import Mapping
 from datetime import date, tzinfo
@@ -305,15 +306,21 @@ class MemoryTool:
     def tool(self, /, **arguments: Any) -> ToolReply:
         """Run one call as the model made it (either command set): the :class:`ToolReply` to send
         back. Storage failures raise ``PermissionError`` or ``BootstrapError`` naming the file; a
-        path through a symlink (or a file where a folder should be) is an error reply the model can
-        act on, not an exception."""
+        symlinked file, a path through a symlink (or a file where a folder should be) is an error
+        reply the model can act on, not an exception."""
         try:
             return self._dispatch(arguments)
         except BootstrapError as error:
-            if not isinstance(error.__cause__, NotADirectoryError):
-                raise
+            cause = error.__cause__
             voice = NATIVE if is_native(arguments) else PORTABLE
-            return voice.error(f"refused — {error}; nothing was changed. Use a path outside it.")
+            if isinstance(cause, NotADirectoryError):
+                return voice.error(f"refused — {error}; nothing was changed. Use a path outside it.")
+            if isinstance(cause, OSError) and cause.errno == errno.ELOOP:  # a symlinked file
+                return voice.error(
+                    f"refused — {error}; nothing was changed. Keep the note in another file "
+                    "(only a person can replace the link with a regular file)."
+                )
+            raise
 
     def _dispatch(self, arguments: Mapping[str, Any]) -> ToolReply:
         native = is_native(arguments)
