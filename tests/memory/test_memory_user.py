@@ -79,5 +79,5 @@ def test_user_false_restricts_the_tool_to_memory_md(request: pytest.FixtureReque
     assert home.get("USER.md") == USER_SEED
     full = memory_tool(home.location)
     assert full.input_schema == INPUT_SCHEMA
-    assert full.description == DESCRIPTION
+    assert full.description.startswith(DESCRIPTION + "\nDaily notes: today is ")
     assert INPUT_SCHEMA["properties"]["target"]["enum"] == ["memory", "user"]
