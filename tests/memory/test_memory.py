@@ -291,7 +291,7 @@ def test_memory_md_symlink_is_not_followed(tmp_path: Path) -> None:
         reply = memory_tool(tmp_path).tool(**call)  # a refusal the model can act on, not a raise
         assert reply.is_error, call
         assert "MEMORY.md in" in reply
-        assert "is a symlink; memory_tool only edits a regular file; nothing was changed." in reply
+        assert "is a symlink; the memory tool only edits a regular file; nothing was changed." in reply
     assert (tmp_path / "elsewhere.md").read_text() == "secret\n"
 
 

@@ -316,8 +316,9 @@ class MemoryTool:
             if isinstance(cause, NotADirectoryError):
                 return voice.error(f"refused — {error}; nothing was changed. Use a path outside it.")
             if isinstance(cause, OSError) and cause.errno == errno.ELOOP:  # a symlinked file
+                said = str(error).replace("memory_tool only", "the memory tool only")
                 return voice.error(
-                    f"refused — {error}; nothing was changed. Keep the note in another file "
+                    f"refused — {said}; nothing was changed. Keep the note in another file "
                     "(only a person can replace the link with a regular file)."
                 )
             raise
