@@ -35,6 +35,8 @@ __all__ = ["Embed", "Hit", "MemoryIndex", "memory_index", "memory_path"]
 MAX_GET_CHARS, DEFAULT_GET_LINES, DEFAULT_RESULTS = 12_000, 120, 6
 HALF_LIFE_DAYS, MIN_SCORE, LAMBDA = 30.0, 0.35, 0.7
 VECTOR_WEIGHT, NAME_BONUS, SNIPPET_CHARS = 0.7, 0.2, 700
+#: The best BM25 matches a search considers (before the name bonus, recency and MMR).
+CANDIDATES = 500
 #: Texts in, one vector per text out (any length, the same for every call).
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
@@ -251,12 +253,14 @@ class MemoryIndex:
                 relevance *= 0.5 + 0.5 * math.pow(0.5, age / HALF_LIFE_DAYS)
             scored.append((round(relevance, 6), path, body, first, last))
         scored.sort(key=lambda row: (-row[0], row[1], row[3]))
-        return _mmr(scored, k)
+        return _mmr(scored[: k * 10], k)  # MMR among the best: the rest could not be picked anyway
 
     def _keyword(self, words: list[str]) -> dict[int, float]:
         match = " OR ".join(f'"{w}"' for w in words)
         found = self.db.execute(
-            "SELECT rowid, bm25(recall_text) FROM recall_text WHERE recall_text MATCH ?", (match,)
+            "SELECT rowid, bm25(recall_text) FROM recall_text WHERE recall_text MATCH ?"
+            " ORDER BY rank LIMIT ?",
+            (match, CANDIDATES),
         ).fetchall()
         best = max((-rank for _, rank in found), default=0.0) or 1.0
         return {rowid: -rank / best for rowid, rank in found}
