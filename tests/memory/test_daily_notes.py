@@ -3,6 +3,7 @@ limit they are outside of, and the prelude a session starts with (after the soul
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.files import zip_bytes
 from toolnexus.agents import ModelReply, ToolCall, agent_from_dir, compose_soul, inspect_soul, memory_tool
 from toolnexus.recall import daily_prelude
 
@@ -170,10 +172,19 @@ def test_a_session_profile_is_private_too(tmp_path: Path) -> None:
         mine = await agent.start_session()
         return group, mine
 
-    import asyncio  # noqa: PLC0415
-
     group, mine = asyncio.run(start())
     assert "Private." not in group.soul
     assert "Private." in mine.soul
     assert [tool.name for tool in agent.session_tools("group")] == ["memory"]
     assert [tool.name for tool in agent.session_tools()] == ["memory", "memory_search", "memory_get"]
+
+
+def test_a_bundle_has_its_prelude_and_search_without_the_memory_tool(tmp_path: Path) -> None:
+    bundle = tmp_path / "aster.zip"
+    files = {"SOUL.md": b"You are Aster.", "memory/2026-12-01.md": b"Mira moved to Hamburg.\n"}
+    bundle.write_bytes(zip_bytes(files))
+    model = Recorder(ToolCall("1", "memory_search", {"query": "Hamburg"}))
+    agent_from_dir(bundle, model=model, memory=False, clock=lambda: LATE).run_sync("where is Mira?")
+    assert model.systems[0].endswith("### memory/2026-12-01.md\n\nMira moved to Hamburg.")
+    assert model.tools[0][:2] == ["memory_search", "memory_get"]
+    assert model.results[0].text.startswith("memory/2026-12-01.md lines 1-1")

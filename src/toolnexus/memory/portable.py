@@ -41,7 +41,7 @@ from toolnexus.recall import (
     memory_index,
     recall_tools,
 )
-from toolnexus.recall.daily import recent_days
+from toolnexus.recall.daily import recent_days, today_description
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 from toolnexus.stores import MEMORY_FILE, MemoryStore, Plan
 
@@ -192,14 +192,8 @@ def _topic_listing(files: Mapping[str, int], folder: str) -> str:
     return "\n".join([f"{head}{sum(files.values())} of {MAX_TOTAL_BYTES} bytes):", *lines])
 
 
-def daily_description(day: str, timezone: str) -> str:
-    """The paragraph that tells the model today's date and where today's note is."""
-    return (
-        f"Daily notes: today is {day} ({timezone}). Keep what happened today in today's note, "
-        f'memory/{day}.md: append with file "{TODAY_FILE}"; with the built-in commands its path is '
-        f"{ROOT}/{day}.md (create it, then insert or str_replace). Daily notes do not count toward "
-        "the topic-file limit; the last days' notes are shown at the start of a session."
-    )
+#: The paragraph that tells the model today's date (``daily_description(day, timezone)``).
+daily_description = today_description
 
 
 def _private_refusal(arguments: Mapping[str, Any], today: str, native: bool) -> ToolReply | None:

@@ -1,7 +1,8 @@
 """Daily notes: ``memory/YYYY-MM-DD.md`` (or ``memory/YYYY-MM-DD-<slug>.md``), one day's jottings.
 
 They are not part of the soul; a session starts with the last days' notes as a short prelude
-after it (:func:`daily_prelude`, pure), each bounded to its most recent lines. "Today" is the
+after it (:func:`daily_prelude`, pure; :func:`recent_notes` reads them where no memory tool
+lists them), each bounded to its most recent lines. "Today" is the
 session's clock in the persona's timezone, so a persona in Tokyo writes to tomorrow's UTC note.
 """
 
@@ -11,6 +12,9 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
+
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
+from toolnexus.sources import SourceBase
 
 __all__ = [
     "DAILY_NOTE",
@@ -22,6 +26,9 @@ __all__ = [
     "Today",
     "daily_day",
     "daily_prelude",
+    "recent_days",
+    "recent_notes",
+    "today_description",
 ]
 
 #: A daily note's name directly below ``memory/``.
@@ -92,6 +99,29 @@ def _tail(text: str, limit: int, name: str) -> str:
 def recent_days(today: date, days: int) -> tuple[date, date]:
     """The first and last day of a prelude of ``days`` days ending today."""
     return today - timedelta(days=max(days, 1) - 1), today
+
+
+def recent_notes(source: SourceBase, today: date, days: int) -> dict[str, str]:
+    """The daily notes of a home without the memory tool (a bundle, an HTTP home), by
+    ``{path below memory/: text}``: :func:`recent_days`' notes among the ``memory/`` folder."""
+    first, last = recent_days(today, days)
+    entries = source.read_folder("memory", MAX_BOOTSTRAP_FILE_BYTES).entries
+    return {
+        relative: (entry.data or b"").decode("utf-8", "replace")
+        for path, entry in entries.items()
+        if first <= (daily_day(relative := path.removeprefix("memory/")) or date.min) <= last
+    }
+
+
+def today_description(day: str, timezone: str) -> str:
+    """The paragraph of the memory tool's description that tells the model today's date and
+    where today's note is (``file="today"``, or ``/memories/<day>.md``)."""
+    return (
+        f"Daily notes: today is {day} ({timezone}). Keep what happened today in today's note, "
+        f'memory/{day}.md: append with file "today"; with the built-in commands its path is '
+        f"/memories/{day}.md (create it, then insert or str_replace). Daily notes do not count toward "
+        "the topic-file limit; the last days' notes are shown at the start of a session."
+    )
 
 
 def daily_prelude(

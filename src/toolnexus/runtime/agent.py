@@ -14,19 +14,17 @@ from typing import Any, TypeVar
 from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.parts import Soul
 from toolnexus.composer.profiles import select_names
-from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.recall import (
     PRIVATE_PROFILES,
     Clock,
     Today,
-    daily_day,
     daily_prelude,
     memory_index,
     recall_tools,
 )
-from toolnexus.recall.daily import DEFAULT_DAYS, recent_days
+from toolnexus.recall.daily import DEFAULT_DAYS, recent_notes
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult, Session, SessionContext
 from toolnexus.runtime.messages import Model, Tool, ToolSpec, check_tool, run_blocking
 from toolnexus.skills import SkillSet, load_skills
@@ -230,13 +228,7 @@ class Agent:
         if self.memory is not None:
             notes = self.memory.recent_notes(self.daily_notes)
         else:
-            first, last = recent_days(today, self.daily_notes)
-            entries = self.source.read_folder("memory", MAX_BOOTSTRAP_FILE_BYTES).entries
-            notes = {
-                path.removeprefix("memory/"): (entry.data or b"").decode("utf-8", "replace")
-                for path, entry in entries.items()
-                if (day := daily_day(path.removeprefix("memory/"))) is not None and first <= day <= last
-            }
+            notes = recent_notes(self.source, today, self.daily_notes)
         return daily_prelude(notes, today, self.daily_notes)
 
     def load_skills(self) -> SkillSet:
