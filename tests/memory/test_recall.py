@@ -174,6 +174,19 @@ def test_a_corrupt_or_foreign_index_file_is_rebuilt(tmp_path: Path, content: byt
     assert "trusted?" not in index.get("MEMORY.md")
 
 
+def test_an_unusable_cache_folder_means_an_index_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = _home(tmp_path)
+    (tmp_path / "not-a-folder").write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))
+    index = memory_index(home)
+    assert index.index_path == ":memory:"
+    assert index.search("tea")[0].path == "MEMORY.md"
+    with pytest.raises(FileExistsError):
+        memory_index(home, index_path=tmp_path / "not-a-folder" / "index.sqlite")  # yours: an error
+
+
 def test_a_damaged_row_set_is_made_right_by_the_next_search(tmp_path: Path) -> None:
     """The file is checked against the home at each search: rows of ours that lie are replaced."""
     home = _home(tmp_path)

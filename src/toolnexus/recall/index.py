@@ -100,8 +100,11 @@ class MemoryIndex:
         today: Callable[[], date],
         embed: Embed | None,
         index_path: str | os.PathLike[str],
+        cache_fallback: bool = False,
     ) -> None:
         self.source, self.today, self.embed = source, today, embed
+        #: Whether an unusable index file means an index in memory instead (the default path).
+        self.cache_fallback = cache_fallback
         self.embedder = _embedder_name(embed)
         self.index_path = str(index_path)
         self._lock = threading.Lock()
@@ -110,14 +113,23 @@ class MemoryIndex:
     # -- the cache file -------------------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        if self.index_path != ":memory:":
+        if self.index_path == ":memory:":
+            return self._connect(check=False)
+        try:
             Path(self.index_path).parent.mkdir(parents=True, exist_ok=True)
             try:
                 return self._connect(check=True)
+            except sqlite3.OperationalError:
+                raise  # busy or unreachable: never a reason to delete a shared index
             except sqlite3.DatabaseError:
                 for suffix in ("", "-wal", "-shm", "-journal"):
                     Path(self.index_path + suffix).unlink(missing_ok=True)  # rebuilt, never trusted
-        return self._connect(check=False)
+            return self._connect(check=False)
+        except (OSError, sqlite3.OperationalError):
+            if not self.cache_fallback:
+                raise
+            self.index_path = ":memory:"  # no usable cache folder: an index for this process only
+            return self._connect(check=False)
 
     def _connect(self, *, check: bool) -> sqlite3.Connection:
         db = sqlite3.connect(self.index_path, timeout=30.0, check_same_thread=False, isolation_level=None)
@@ -346,8 +358,9 @@ def memory_index(
     ``compose_soul`` reads, bundles and read-only homes included. ``today`` (or ``clock`` and
     ``timezone``, default UTC) dates recency; ``embed`` adds vectors (nothing is downloaded by
     toolnexus: the callable is yours); ``index_path`` is the SQLite cache (``":memory:"`` for
-    none on disk; default under ``$XDG_CACHE_HOME/toolnexus/recall``)."""
+    none on disk; default under ``$XDG_CACHE_HOME/toolnexus/recall``, or in memory when that
+    folder cannot be used)."""
     source = resolve(home, storage_options=storage_options, fs=fs, engine=engine)
     day: Callable[[], date] = (lambda: today) if today is not None else Today(clock, timezone)
     path = index_path if index_path is not None else default_index_path(source, _embedder_name(embed))
-    return MemoryIndex(source, today=day, embed=embed, index_path=path)
+    return MemoryIndex(source, today=day, embed=embed, index_path=path, cache_fallback=index_path is None)
