@@ -16,6 +16,8 @@ from toolnexus.agents import ModelReply, ToolCall, agent_from_dir, compose_soul,
 from toolnexus.recall import daily_prelude
 
 LATE = datetime(2026, 12, 1, 23, 30, tzinfo=UTC)  # already 2 December in Tokyo
+#: What a prelude says first: the date and today's note (the built-in tool carries no description).
+TOLD = "Today is 2026-12-01 (UTC); today's note is memory/2026-12-01.md (/memories/2026-12-01.md).\n\n"
 
 
 def _home(tmp_path: Path) -> Path:
@@ -78,8 +80,8 @@ def test_the_prelude_keeps_the_most_recent_lines_within_bounds() -> None:
         "projects/aster.md": "not a daily note",
     }
     prelude = daily_prelude(notes, date(2026, 12, 1), 2)
-    assert prelude.startswith("## Daily notes\n\n### memory/2026-11-30.md\n\n[… earlier lines of ")
-    assert prelude.index("memory/2026-12-01-standup.md") < prelude.index("memory/2026-12-01.md")  # names
+    assert prelude.startswith(f"## Daily notes\n\n{TOLD}### memory/2026-11-30.md\n\n[… earlier lines of ")
+    assert prelude.index("### memory/2026-12-01-standup.md") < prelude.index("### memory/2026-12-01.md")
     assert "too old" not in prelude
     assert "not a daily note" not in prelude
     assert "line 0099" in prelude
@@ -123,7 +125,9 @@ def test_a_session_starts_with_the_last_days_notes_after_the_soul(tmp_path: Path
     soul = compose_soul(home)[0]
     assert soul == inspect_soul(home).soul
     assert "Mira called" not in soul
-    assert system.startswith(soul + "\n\n## Daily notes\n\n### memory/2026-11-30.md\n\nYesterday: rain.")
+    assert system.startswith(
+        f"{soul}\n\n## Daily notes\n\n{TOLD}### memory/2026-11-30.md\n\nYesterday: rain."
+    )
     assert system.endswith("### memory/2026-12-01.md\n\nToday: Mira called.")
     assert "Too old" not in system
     assert system.parts[0] == inspect_soul(home).parts[0]  # the cached stable part, untouched

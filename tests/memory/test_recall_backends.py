@@ -59,7 +59,9 @@ def test_recall_on_every_backend(backend: str, request: pytest.FixtureRequest) -
     get = ToolCall("2", "memory_get", {"path": "/memories/2026-12-01.md"})
     model = Model(search, get)
     agent_from_dir(location, model=model, clock=lambda: NOON, **options).run_sync("where is Mira?")
-    assert model.systems[0].endswith("## Daily notes\n\n### memory/2026-12-01.md\n\nMira moved to Hamburg.")
+    assert model.systems[0].endswith(
+        "(/memories/2026-12-01.md).\n\n### memory/2026-12-01.md\n\nMira moved to Hamburg."
+    )
     assert model.tools[0][:3] == ["memory", "memory_search", "memory_get"]
     found, window = model.results
     assert found.text.startswith("memory/2026-12-01.md lines 1-1 (score ")

@@ -131,6 +131,7 @@ def daily_prelude(
     *,
     max_file_chars: int = MAX_FILE_CHARS,
     max_total_chars: int = MAX_TOTAL_CHARS,
+    timezone: str = "UTC",
 ) -> str:
     """The prelude of the daily notes among ``notes`` (``{path below memory/: text}``) of today
     and the ``days - 1`` days before it: oldest first, a day's files in name order, each under
@@ -156,4 +157,6 @@ def daily_prelude(
         room -= len(head) + len(body) + 2
     if not blocks:
         return ""
-    return "\n\n".join([PRELUDE_HEADER, *reversed(blocks)])
+    # The date too: Anthropic's built-in memory tool is declared without a description.
+    where = f"Today is {today} ({timezone}); today's note is memory/{today}.md (/memories/{today}.md)."
+    return "\n\n".join([PRELUDE_HEADER, where, *reversed(blocks)])

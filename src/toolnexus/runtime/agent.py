@@ -229,7 +229,7 @@ class Agent:
             notes = self.memory.recent_notes(self.daily_notes)
         else:
             notes = recent_notes(self.source, today, self.daily_notes)
-        return daily_prelude(notes, today, self.daily_notes)
+        return daily_prelude(notes, today, self.daily_notes, timezone=str(self.today.timezone))
 
     def load_skills(self) -> SkillSet:
         """The skills the agent's sessions offer, as its home holds them now."""
