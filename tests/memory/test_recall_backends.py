@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.cli import run, s3_args
 from tests.support.homes import make_home
-from toolnexus.agents import ModelReply, ToolCall, agent_from_dir, memory_tool
+from toolnexus.agents import ModelReply, ToolCall, agent_from_dir, memory_index, memory_tool
 
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 #: The emulators' session fixtures, by backend, and the protocol each serves.
@@ -85,3 +85,58 @@ def test_the_cli_searches_a_home_on_s3(request: pytest.FixtureRequest, moto_serv
     found = run("memory", location, "search", "Hamburg", "--json", *s3_args(moto_server.endpoint_url))
     assert found.returncode == 0, found.stderr
     assert [hit["path"] for hit in json.loads(found.stdout)] == ["memory/people/mira.md"]
+
+
+def test_an_unchanged_s3_home_is_revalidated_without_bodies(
+    new_bucket: Any, via_proxy: dict[str, Any], proxy: Any
+) -> None:
+    bucket = new_bucket()
+    home = f"s3://{bucket}/aster"
+    fsspec.filesystem("s3", **via_proxy).pipe_file(f"{bucket}/aster/SOUL.md", b"You are Aster.")
+    tool = memory_tool(home, storage_options=via_proxy, clock=lambda: NOON)
+    for day in range(1, 21):
+        tool.tool(command="append", file=f"2026-11-{day:02d}.md", content=f"Day {day}: " + "notes " * 100)
+    search, _ = tool.tools()[1:]
+    assert "Day 7" in search.tool(query="Day 7")
+    proxy.reset()
+    assert "Day 7" in search.tool(query="Day 7")  # nothing changed: a listing, then 304s
+    gets = [r for r in proxy.requests if r.method == "GET" and "list-type" not in r.query]
+    assert len(gets) == 22  # MEMORY.md, USER.md and the 20 notes, each one conditional GET
+    assert {r.response_status for r in gets} <= {304, 404}
+    assert sum(r.response_body_bytes for r in gets) <= 1024
+    tool.tool(command="append", file="2026-11-07.md", content="Mira visited.")
+    proxy.reset()
+    assert "2026-11-07.md" in search.tool(query="Mira visited")  # the one changed file is read
+    bodies = [
+        r
+        for r in proxy.requests
+        if r.method == "GET" and r.response_status in (200, 206) and "list-type" not in r.query
+    ]
+    assert len(bodies) == 1
+
+
+@pytest.mark.parametrize("backend", ["local", "memory", "s3"])
+def test_the_tools_index_equals_a_rebuild_after_edits(backend: str, request: pytest.FixtureRequest) -> None:
+    """The memory tool's own index revalidates by the source's validators: still a rebuild's equal."""
+    location, options = _home(backend, request)
+    tool = memory_tool(location, clock=lambda: NOON, **options)
+    index = tool.index()
+    steps = [
+        {"command": "append", "file": "today", "content": "Mira lives in Berlin."},
+        {"command": "append", "file": "people/mira.md", "content": "Mira likes tea."},
+        {
+            "command": "str_replace",
+            "path": "/memories/2026-12-01.md",
+            "old_str": "Berlin",
+            "new_str": "Hamburg",
+        },
+        {"command": "rename", "old_path": "/memories/people/mira.md", "new_path": "/memories/mira.md"},
+        {"command": "delete", "path": "/memories/2026-12-01.md"},
+        {"command": "append", "content": "Mira moved to Lisbon."},
+    ]
+    for step in steps:
+        assert not tool.tool(**step).is_error, step
+        fresh = memory_index(location, index_path=":memory:", today=NOON.date(), **options)
+        for query in ("Mira", "Hamburg tea", "Lisbon"):
+            assert index.search(query) == fresh.search(query), (step, query)
+        fresh.close()

@@ -279,6 +279,8 @@ class MemoryTool:
         if self._index is None:
             home = self.source if self.source is not None else self.location
             self._index = memory_index(home, clock=self.today.clock, timezone=self.today.timezone)
+            topics = self.native.topics  # its listing has no bodies: unchanged files cost a 304
+            self._index.lister = lambda: [f"memory/{path}" for path in topics.snapshot().files]
         return self._index
 
     def tools(

@@ -4,8 +4,9 @@ SQLite FTS5 BM25 over line-aligned chunks (:mod:`.chunking`), a bonus for query 
 name, optional vectors from an ``embed`` callable merged with BM25 (0.7 vector, 0.3 keyword), then
 recency for dated notes (applied after the minimum relevance, so an old only answer is never
 hidden) and MMR. The index is a cache *outside* the home (an SQLite file under the user's cache
-folder, or ``:memory:``): each search reads the home through its source and re-indexes only the
-files whose content changed, inside one write transaction, so another process's edit is found by
+folder, or ``:memory:``): each search reads the home through its source (or, given a listing,
+revalidates each file by its ETag: 304s, no bodies) and re-indexes only the files whose content
+changed, inside one write transaction, so another process's edit is found by
 the next search and processes may share the file. A file that is not an index of ours, or is
 damaged, is rebuilt, never trusted. Nothing here writes to the home.
 """
@@ -19,16 +20,16 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.recall.chunking import WORD, chunks
 from toolnexus.recall.daily import Clock, Today
-from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
+from toolnexus.sources import DEFAULT_ENGINE, NotModified, SourceBase, resolve
 
 __all__ = ["Embed", "Hit", "MemoryIndex", "memory_index", "memory_path"]
 
@@ -40,12 +41,13 @@ CANDIDATES = 500
 #: Texts in, one vector per text out (any length, the same for every call).
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
-_FORMAT = "toolnexus-recall-1"
+_FORMAT = "toolnexus-recall-2"
 _DATED = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})(?:-[^/]*)?\.md$")
 _TOP_FILES = ("MEMORY.md", "USER.md")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS recall_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS recall_files (path TEXT PRIMARY KEY, digest TEXT NOT NULL, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS recall_files (
+    path TEXT PRIMARY KEY, digest TEXT NOT NULL, text TEXT NOT NULL, validator TEXT);
 CREATE TABLE IF NOT EXISTS recall_chunks (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL,
     body TEXT NOT NULL, vector TEXT);
@@ -101,7 +103,10 @@ class MemoryIndex:
         embed: Embed | None,
         index_path: str | os.PathLike[str],
         cache_fallback: bool = False,
+        lister: Callable[[], Iterable[str]] | None = None,
     ) -> None:
+        #: The memory files' paths without their bodies (see :meth:`current`), if known.
+        self.lister, self._validating = lister, True
         self.source, self.today, self.embed = source, today, embed
         #: Whether an unusable index file means an index in memory instead (the default path).
         self.cache_fallback = cache_fallback
@@ -180,13 +185,42 @@ class MemoryIndex:
             if entry.data is not None and path.endswith(".md")
         }
 
+    def current(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The memory files' texts now, and the validators (ETags) that prove them next time.
+
+        With a ``lister`` (the memory tool's listing, no bodies), the files are revalidated by
+        the source's ``changed_since``: on an object store, conditional GETs, 304 for each
+        unchanged file. A source that cannot tell for files below ``memory/`` (a local folder
+        answers for its top level only) is read whole from then on."""
+        if self.lister is None or not self._validating:
+            return self.read_home(), {}
+        listed = sorted({*_TOP_FILES, *(path for path in self.lister() if path.endswith(".md"))})
+        with self._lock:
+            rows = self.db.execute("SELECT path, text, validator FROM recall_files").fetchall()
+        stored = {path: (text, validator) for path, text, validator in rows}
+        since = _Since({path: tag for path, (_, tag) in stored.items() if tag is not None})
+        changes = self.source.changed_since(since, listed, MAX_BOOTSTRAP_FILE_BYTES)
+        kept = listed if isinstance(changes, NotModified) else changes.kept
+        texts = {path: stored[path][0] for path in kept if path in stored}
+        tags = {path: str(stored[path][1]) for path in texts if stored[path][1] is not None}
+        if not isinstance(changes, NotModified):
+            for path, fresh in changes.read.items():
+                texts[path] = fresh.data.decode("utf-8-sig", "replace")
+                if isinstance(fresh.validator, str):
+                    tags[path] = fresh.validator
+        if any(path.startswith("memory/") and path not in texts for path in listed):
+            self._validating = False  # nested names unseen (or one vanished): read it all
+            return self.read_home(), {}
+        return texts, tags
+
     def refresh(self) -> None:
         """Re-index what changed since the last refresh, by any process (content digests)."""
-        current = self.read_home()
+        current, tags = self.current()
         digests = {path: _digest(text) for path, text in current.items()}
         with self._lock:
             stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
             if stored == digests:
+                self._keep_validators(tags)
                 return
             changed = [path for path, digest in digests.items() if stored.get(path) != digest]
             rows = [(path, *chunk) for path in changed for chunk in _chunk_rows(current[path])]
@@ -204,13 +238,23 @@ class MemoryIndex:
                     row = (cursor.lastrowid, body)
                     self.db.execute("INSERT INTO recall_text (rowid, body) VALUES (?, ?)", row)
                 self.db.executemany(
-                    "INSERT INTO recall_files VALUES (?, ?, ?)",
-                    [(path, digests[path], current[path]) for path in changed],
+                    "INSERT INTO recall_files VALUES (?, ?, ?, ?)",
+                    [(path, digests[path], current[path], tags.get(path)) for path in changed],
                 )
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
+            self._keep_validators(tags)
+
+    def _keep_validators(self, tags: Mapping[str, str]) -> None:
+        """Record each file's validator, unless its row changed meanwhile (by its digest)."""
+        if not tags:
+            return
+        rows = self.db.execute("SELECT path, validator FROM recall_files").fetchall()
+        stale = [(tag, path) for path, old in rows if (tag := tags.get(path)) is not None and tag != old]
+        if stale:
+            self.db.executemany("UPDATE recall_files SET validator = ? WHERE path = ?", stale)
 
     def _drop(self, path: str) -> None:
         ids = [row[0] for row in self.db.execute("SELECT id FROM recall_chunks WHERE path = ?", (path,))]
@@ -305,6 +349,13 @@ class MemoryIndex:
 
     def __repr__(self) -> str:
         return f"MemoryIndex({self.source.location!r}, index_path={self.index_path!r})"
+
+
+class _Since(NamedTuple):
+    """The validators a refresh asks the source about (see ``sources.freshness.Validators``)."""
+
+    validators: Mapping[str, Hashable | None]
+    tag: Hashable | None = None
 
 
 def _digest(text: str) -> str:
