@@ -14,8 +14,8 @@ small surface for new backends (its ``__all__``).
 
 The layers, low to high; a module may import its own layer and the layers below, never above:
 ``_aio``/``_fs``/``_object_store``/``_tokens``/``_reply``/``errors`` < ``composer`` < ``stores`` <
-``sources`` < ``soul`` < ``skills`` < ``memory`` < ``fleet`` < ``runtime`` < ``models`` < ``agents``
-and ``toolnexus/__init__.py`` (the public surfaces, re-exports only) < ``cli``; ``__main__`` runs
+``sources`` < ``soul`` < ``recall`` < ``skills`` < ``memory`` < ``fleet`` < ``runtime`` < ``models``
+< ``agents`` and ``toolnexus/__init__.py`` (the public surfaces, re-exports only) < ``cli``; ``__main__`` runs
 the command (with cli).
 """
 
@@ -41,9 +41,9 @@ LAYERS = [
     ("toolnexus.stores",),
     ("toolnexus.sources",),
     ("toolnexus.soul",),
+    ("toolnexus.recall",),
     ("toolnexus.skills",),
     ("toolnexus.memory",),
-    ("toolnexus.recall",),
     ("toolnexus.fleet",),
     ("toolnexus.runtime",),
     ("toolnexus.models",),
@@ -88,6 +88,8 @@ AGENTS_NAMES = {
     "ToolCall", "ToolReply", "Usage", "agent_from_dir", "anthropic_tool_result", "audit",
     "compose_soul", "compose_soul_async", "dask_client", "inspect_soul", "memory_tool",
     "read_bootstrap_file", "write_bundle",
+    # added since, for searching memory
+    "Hit", "MemoryGetTool", "MemoryIndex", "MemorySearchTool", "memory_index",
 }  # fmt: skip
 
 

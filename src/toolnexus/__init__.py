@@ -4,8 +4,8 @@
 >>> soul, found = toolnexus.compose_soul("examples/aster")  # doctest: +SKIP
 
 This is the core: composing, inspecting, caching, budgets, profiles, bundles, the sources to
-extend, the persona's Agent Skills, and the error. :mod:`toolnexus.agents` adds the agent
-runtime, models, memory and audit;
+extend, the persona's Agent Skills, searching its memory (``memory_index``), and the error.
+:mod:`toolnexus.agents` adds the agent runtime, models, the memory tool and audit;
 :mod:`toolnexus.sources` is the surface for new backends. Each name is imported on first use, so
 ``import toolnexus`` stays cheap and importing any submodule (the command line) pays nothing for it.
 """
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         SoulReport,
     )
     from toolnexus.errors import BootstrapError
+    from toolnexus.recall.index import MemoryIndex, memory_index
     from toolnexus.skills import Skill, SkillSet, load_skills
     from toolnexus.soul.bundling import write_bundle
     from toolnexus.soul.cache import SoulCache
@@ -51,6 +52,7 @@ _HOMES = {
     "DictSource": "toolnexus.sources.mapping",
     "FileReport": "toolnexus.composer.rules",
     "LayeredSource": "toolnexus.sources.layered",
+    "MemoryIndex": "toolnexus.recall.index",
     "Skill": "toolnexus.skills",
     "SkillSet": "toolnexus.skills",
     "Soul": "toolnexus.composer.parts",
@@ -61,6 +63,7 @@ _HOMES = {
     "compose_soul_async": "toolnexus.soul.compose",
     "inspect_soul": "toolnexus.soul.compose",
     "load_skills": "toolnexus.skills",
+    "memory_index": "toolnexus.recall.index",
     "read_bootstrap_file": "toolnexus.soul.reading",
     "write_bundle": "toolnexus.soul.bundling",
 }
@@ -77,6 +80,7 @@ __all__ = [
     "DictSource",
     "FileReport",
     "LayeredSource",
+    "MemoryIndex",
     "Skill",
     "SkillSet",
     "Soul",
@@ -88,6 +92,7 @@ __all__ = [
     "compose_soul_async",
     "inspect_soul",
     "load_skills",
+    "memory_index",
     "read_bootstrap_file",
     "write_bundle",
 ]

@@ -53,7 +53,7 @@ def test_help_command_is_command_help() -> None:
 def test_memory_usage_says_location_like_the_others() -> None:
     """The bug: ``memory``'s usage line said ``location`` where the others say ``LOCATION``."""
     usage = " ".join(run("memory", "--help").stdout.split("\n\n", 1)[0].split())  # however it wraps
-    assert "LOCATION [LOCATION ...] {view,append,replace,remove}" in usage
+    assert "LOCATION [LOCATION ...] {view,append,replace,remove,search}" in usage
     assert " location " not in usage
 
 
@@ -96,7 +96,7 @@ def test_bash_completion_is_registered_and_answers_from_the_parser() -> None:
         "soul",
         "--json",
         "tar tar.gz tgz tar.bz2 tbz2 tar.xz txz",
-        "view append replace remove",
+        "view append replace remove search",
         "anthropic",
         "bundle",
         "bash zsh fish",

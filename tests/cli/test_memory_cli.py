@@ -247,7 +247,7 @@ def test_installed_command(local: Home) -> None:
     assert local.memory() == b"via a subprocess\n"
     helped = run("memory", "--help").stdout
     assert "toolnexus memory /tmp/aster view" in helped
-    assert "LOCATION [LOCATION ...] {view,append,replace,remove}" in helped
+    assert "LOCATION [LOCATION ...] {view,append,replace,remove,search}" in helped
 
 
 def test_options_may_come_anywhere(aster: Path, capsys: pytest.CaptureFixture[str]) -> None:

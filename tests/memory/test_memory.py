@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import zipfile
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from toolnexus.agents import (
     memory_tool,
     openai_tool,
 )
-from toolnexus.memory.portable import DESCRIPTION, INPUT_SCHEMA
+from toolnexus.memory.portable import DESCRIPTION, INPUT_SCHEMA, daily_description
 
 CAP = MAX_BOOTSTRAP_FILE_BYTES
 
@@ -39,7 +40,8 @@ def test_exported_from_agents() -> None:
 
 
 def test_tool_definitions_for_both_tool_calling_formats(tmp_path: Path) -> None:
-    tool = memory_tool(tmp_path)
+    tool = memory_tool(tmp_path, clock=lambda: datetime(2026, 12, 1, 23, 30, tzinfo=UTC))
+    description = DESCRIPTION + "\n" + daily_description("2026-12-01", "UTC")  # today's date, told
     assert tool.name == "memory"
     for command in ("view", "append", "replace", "remove"):
         assert f"- {command}" in tool.description
@@ -48,9 +50,9 @@ def test_tool_definitions_for_both_tool_calling_formats(tmp_path: Path) -> None:
     assert tool.input_schema["required"] == ["command"]
     assert openai_tool(tool) == {
         "type": "function",
-        "function": {"name": "memory", "description": DESCRIPTION, "parameters": INPUT_SCHEMA},
+        "function": {"name": "memory", "description": description, "parameters": INPUT_SCHEMA},
     }
-    anthropic = {"name": "memory", "description": DESCRIPTION, "input_schema": INPUT_SCHEMA}
+    anthropic = {"name": "memory", "description": description, "input_schema": INPUT_SCHEMA}
     assert anthropic_tool(tool, native_memory=False) == anthropic
     anthropic_tool(tool, native_memory=False)["input_schema"]["properties"].clear()  # callers get copies
     assert tool.input_schema == INPUT_SCHEMA
@@ -282,8 +284,14 @@ def test_unwritable_local_folder_is_refused(tmp_path: Path, monkeypatch: pytest.
 def test_memory_md_symlink_is_not_followed(tmp_path: Path) -> None:
     (tmp_path / "elsewhere.md").write_text("secret\n")
     (tmp_path / "MEMORY.md").symlink_to(tmp_path / "elsewhere.md")
-    with pytest.raises(BootstrapError, match=r"MEMORY\.md in .* is a symlink"):
-        memory_tool(tmp_path).tool(command="append", content="x")
+    for call in (
+        {"command": "append", "content": "x"},
+        {"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "secret", "new_str": "y"},
+    ):
+        reply = memory_tool(tmp_path).tool(**call)  # a refusal the model can act on, not a raise
+        assert reply.is_error, call
+        assert "MEMORY.md in" in reply
+        assert "is a symlink; the memory tool only edits a regular file; nothing was changed." in reply
     assert (tmp_path / "elsewhere.md").read_text() == "secret\n"
 
 

@@ -70,7 +70,7 @@ def test_user_false_restricts_the_tool_to_memory_md(request: pytest.FixtureReque
     tool = memory_tool(home.location, user=False)
     assert "target" not in tool.input_schema["properties"]
     assert tool.input_schema == MEMORY_ONLY_SCHEMA
-    assert tool.description == MEMORY_ONLY_DESCRIPTION
+    assert tool.description.startswith(MEMORY_ONLY_DESCRIPTION + "\nDaily notes: today is ")
     assert openai_tool(tool)["function"]["parameters"] == MEMORY_ONLY_SCHEMA
     assert tool.tool(command="append", target="user", content="x") == (
         "error: this memory tool only edits MEMORY.md; leave 'target' out."
@@ -79,5 +79,5 @@ def test_user_false_restricts_the_tool_to_memory_md(request: pytest.FixtureReque
     assert home.get("USER.md") == USER_SEED
     full = memory_tool(home.location)
     assert full.input_schema == INPUT_SCHEMA
-    assert full.description == DESCRIPTION
+    assert full.description.startswith(DESCRIPTION + "\nDaily notes: today is ")
     assert INPUT_SCHEMA["properties"]["target"]["enum"] == ["memory", "user"]

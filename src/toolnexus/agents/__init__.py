@@ -20,7 +20,7 @@ from toolnexus.fleet import AUDIT_ISSUES, AuditSummary, PersonaAudit, audit, das
 from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.models.anthropic import AnthropicModel, anthropic_tool, anthropic_tool_result
 from toolnexus.models.openai import OpenAIChatModel, openai_tool
-from toolnexus.recall import MemoryIndex, memory_index
+from toolnexus.recall import Hit, MemoryGetTool, MemoryIndex, MemorySearchTool, memory_index
 from toolnexus.runtime.agent import HEARTBEAT_OK, Agent, AgentTool, agent_from_dir
 from toolnexus.runtime.loop import RunResult, Session, SyncSession
 from toolnexus.runtime.messages import ModelError, ModelReply, Tool, ToolCall, Usage
@@ -48,8 +48,11 @@ __all__ = [
     "Budget",
     "DictSource",
     "FileReport",
+    "Hit",
     "LayeredSource",
+    "MemoryGetTool",
     "MemoryIndex",
+    "MemorySearchTool",
     "MemoryTool",
     "ModelError",
     "ModelReply",

@@ -1,4 +1,4 @@
-"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove``: a persona's memory for
+"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove|search``: a persona's memory for
 a person. Edits go through the memory tool (the model's rules); ``view`` only reads, so it works on
 any readable home. Exit status: 0 done; 1 the edit was refused (nothing changed); 2 an error.
 """
@@ -12,7 +12,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, BootstrapError, memory_tool, read_bootstrap_file
+from toolnexus.agents import (
+    MAX_BOOTSTRAP_FILE_BYTES,
+    BootstrapError,
+    memory_index,
+    memory_tool,
+    read_bootstrap_file,
+)
 from toolnexus.cli._support import (
     EXIT_ERROR,
     Parser,
@@ -30,13 +36,14 @@ __all__ = ["EXIT_REFUSED", "register"]
 #: Exit status when the tool refused the edit (nothing was changed).
 EXIT_REFUSED = 1
 
-_ACTIONS = ("view", "append", "replace", "remove")
+_ACTIONS = ("view", "append", "replace", "remove", "search")
 
 _EXAMPLES = """examples (on a copy: append and friends edit the file in place):
   cp -r examples/aster /tmp/aster && toolnexus memory /tmp/aster view
   toolnexus memory /tmp/aster append "Mira moved to Hamburg (2026-11-30)."
   toolnexus memory /tmp/aster --target user replace "Berlin" "Hamburg"
   toolnexus memory /tmp/aster --file projects/aster.md append "Launch moved to March."
+  toolnexus memory /tmp/aster search "launch date" --json
   toolnexus bundle /tmp/aster /tmp/aster.zip --force && toolnexus memory /tmp/aster.zip view
   toolnexus memory examples/aster /tmp/aster view    # layers, base first: the merged view
   toolnexus memory s3://bucket/aster -o profile=prod append "Prefers short answers."
@@ -305,8 +312,32 @@ def _edit(args: argparse.Namespace, homes: list[str]) -> int:
     return EXIT_REFUSED if refused else 0
 
 
+def _search(args: argparse.Namespace, homes: list[str]) -> int:
+    """``search QUERY``: the hits of ``memory_index`` (read only, any readable home); exit 1 for none."""
+    with memory_index(home(homes), storage_options=args.storage_options, engine=args.engine) as index:
+        hits = index.search(args.query)
+    if args.json:
+        emit_json([dict(vars(hit)) for hit in hits])
+    elif hits:
+        emit(
+            "".join(
+                f"{h.path}:{h.start_line}-{h.end_line} ({h.score:.2f})\n  {_indent(h.snippet)}\n"
+                for h in hits
+            )
+        )
+    else:
+        sys.stderr.write(f"toolnexus: no memory matches {args.query!r} in {homes[-1]}\n")
+    return 0 if hits else EXIT_REFUSED
+
+
+def _indent(snippet: str) -> str:
+    return "\n  ".join(snippet.rstrip("\n").splitlines())
+
+
 def _run(args: argparse.Namespace) -> int:
     homes = [*(args.lower_layers or []), args.location]
+    if args.action == "search":
+        return _search(args, homes)
     if args.file is not None and args.target != "memory":
         raise BootstrapError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
     if args.action == "view" and args.file is None:
@@ -333,7 +364,7 @@ def register(subparsers: Subparsers) -> None:
         _run,
         symlinks=False,
         description="View or edit a persona's MEMORY.md (or USER.md) with the memory tool's rules.",
-        usage="%(prog)s [options] LOCATION [LOCATION ...] {view,append,replace,remove} ...",
+        usage="%(prog)s [options] LOCATION [LOCATION ...] {view,append,replace,remove,search} ...",
     )
     parser.__class__ = _MemoryParser  # add_parser builds the parent's class; this one only adds a step
     parser.add_argument(
@@ -353,7 +384,7 @@ def register(subparsers: Subparsers) -> None:
             action=_Actions,
             dest="action",
             required=True,
-            metavar="{view,append,replace,remove}",
+            metavar="{view,append,replace,remove,search}",
             parser_class=Parser,
             prog=f"{parser.prog} LOCATION [LOCATION ...]",  # not the whole usage line above
         ),
@@ -367,5 +398,9 @@ def register(subparsers: Subparsers) -> None:
     replace.add_argument("new", metavar="NEW")
     remove = actions.add_parser("remove", parents=late, help="delete text that occurs exactly once")
     remove.add_argument("old", metavar="OLD")
-    for action in (view, append, replace, remove):
+    search = actions.add_parser(
+        "search", parents=late, help="search MEMORY.md, USER.md, topic and daily files"
+    )
+    search.add_argument("query", metavar="QUERY")
+    for action in (view, append, replace, remove, search):
         _shared_options(action)

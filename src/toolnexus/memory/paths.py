@@ -9,8 +9,10 @@ bounded in count and size. Each refusal says what to do instead."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from toolnexus.recall.daily import daily_day
 from toolnexus.stores.base import MEMORY_FILE
 
 ROOT = "/memories"
@@ -21,6 +23,7 @@ USER_FILE = "USER.md"
 SPECIAL_FILES = (MEMORY_FILE, USER_FILE)
 
 MAX_DEPTH = 3
+#: Topic files at most; daily notes (``memory/YYYY-MM-DD.md``) do not count.
 MAX_FILES = 200
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 
@@ -84,3 +87,8 @@ def name_problem(parts: tuple[str, ...]) -> str | None:
     if not parts[-1].endswith(".md") or parts[-1] == ".md":
         return f"memory files are markdown: end the name in .md (like {_EXAMPLE})"
     return None
+
+
+def topic_count(files: Iterable[str]) -> int:
+    """How many of ``files`` (paths below ``memory/``) count toward :data:`MAX_FILES`."""
+    return sum(daily_day(path) is None for path in files)

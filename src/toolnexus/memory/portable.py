@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import errno
 import os
 from collections.abc import Mapping
+from datetime import date, tzinfo
 from typing import Any
 
 from toolnexus._reply import ToolReply
@@ -19,13 +21,34 @@ from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.edits import NATIVE, PORTABLE, plan_edit, readable_text
 from toolnexus.memory.native import NativeMemory, is_native
-from toolnexus.memory.paths import MAX_DEPTH, MAX_FILES, MAX_TOTAL_BYTES, SPECIAL_FILES, USER_FILE
+from toolnexus.memory.paths import (
+    MAX_DEPTH,
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
+    ROOT,
+    SPECIAL_FILES,
+    USER_FILE,
+    parse,
+    topic_count,
+)
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
-from toolnexus.sources import DEFAULT_ENGINE, resolve
+from toolnexus.recall import (
+    PRIVATE_PROFILES,
+    Clock,
+    MemoryIndex,
+    Today,
+    daily_day,
+    memory_index,
+    recall_tools,
+)
+from toolnexus.recall.daily import recent_days, today_description
+from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 from toolnexus.stores.base import MEMORY_FILE, MemoryStore, Plan
 
 #: ``target`` → the file it edits.
 TARGETS = {"memory": MEMORY_FILE, "user": USER_FILE}
+#: The ``file`` value that names today's daily note (``memory/YYYY-MM-DD.md``).
+TODAY_FILE = "today"
 
 _COMMANDS = f"""Commands:
 - view: show the file exactly as stored. View before replace/remove, to copy text exactly.
@@ -68,7 +91,7 @@ MEMORY_ONLY_SCHEMA: dict[str, Any] = {
         "file": _text(
             "A topic file instead of your main memory, e.g. projects/aster.md (names of letters, "
             f"digits, '.', '_', '-'; ending in .md; at most {MAX_DEPTH} levels). \"/\" (with view) "
-            "lists them."
+            f'lists them; "{TODAY_FILE}" is today\'s daily note.'
         ),
     },
     "required": ["command"],
@@ -165,14 +188,37 @@ def _topic_listing(files: Mapping[str, int], folder: str) -> str:
         where = f"in {folder}" if folder else "yet"
         return f'No topic files {where}. Use append with a file (e.g. "projects/aster.md") to start one.'
     lines = [f"{path} ({size} bytes)" for path, size in sorted(files.items())]
-    head = f"Topic files{f' in {folder}' if folder else ''} ({len(files)} of {MAX_FILES} files, "
+    head = f"Topic files{f' in {folder}' if folder else ''} ({topic_count(files)} of {MAX_FILES} files, "
     return "\n".join([f"{head}{sum(files.values())} of {MAX_TOTAL_BYTES} bytes):", *lines])
+
+
+#: The paragraph that tells the model today's date (``daily_description(day, timezone)``).
+daily_description = today_description
+
+
+def _private_refusal(arguments: Mapping[str, Any], today: str, native: bool) -> ToolReply | None:
+    """In a group, subagent or cron session: only adding to today's note is allowed."""
+    command = arguments.get("command")
+    if native:
+        path = parse(str(arguments.get("path", "")))
+        if command in ("create", "insert") and not isinstance(path, str) and path.relative == today:
+            return None
+    elif command == "append" and str(arguments.get("file", "")).strip("/") in (TODAY_FILE, today):
+        return None
+    voice = NATIVE if native else PORTABLE
+    where = f"{ROOT}/{today} (create or insert)" if native else f'file "{TODAY_FILE}" (append)'
+    return voice.error(
+        "this is a shared or delegated session: your memory stays private here, so it cannot be "
+        f"read, searched or changed. You may only add a note to today's daily note, {where}."
+    )
 
 
 class MemoryTool:
     """The ``memory`` tool for one persona home: declare it to the model (``openai_tool(memory)``,
     ``anthropic_tool(memory)``) and run each call it makes with ``tool(**arguments)`` (or ``await
-    acall(**arguments)``). ``max_view_chars`` bounds a native ``view``, cut at a whole line."""
+    acall(**arguments)``). ``max_view_chars`` bounds a native ``view``, cut at a whole line.
+    ``today`` says what day it is (today's daily note, and the date in :attr:`description`);
+    ``private=True`` is the tool of a group, subagent or cron session (see :meth:`for_profile`)."""
 
     name = "memory"
     #: It runs the commands of the built-in memory tool a provider may declare (Anthropic's).
@@ -184,15 +230,69 @@ class MemoryTool:
         user_store: MemoryStore | None = None,
         *,
         max_view_chars: int = DEFAULT_VIEW_CHARS,
+        today: Today | None = None,
+        source: SourceBase | None = None,
+        private: bool = False,
     ) -> None:
         self.store, self.user_store, self.location = store, user_store, store.location
+        self.today, self.source, self.private = today or Today(), source, private
+        self._description: str | None = None
+        self._index: MemoryIndex | None = None
         #: The memory files by name; the native tool shows these under /memories, with the topic files.
         self.stores: dict[str, MemoryStore] = {MEMORY_FILE: store}
         if user_store is not None:
             self.stores[USER_FILE] = user_store
         self._targets = {target: name for target, name in TARGETS.items() if name in self.stores}
-        self.description = DESCRIPTION if user_store is not None else MEMORY_ONLY_DESCRIPTION
         self.native = NativeMemory(self.stores, max_view_chars)
+
+    @property
+    def description(self) -> str:
+        """What the model reads: the commands, and today's date (read from the clock each time)."""
+        if self._description is not None:
+            return self._description
+        base = DESCRIPTION if self.user_store is not None else MEMORY_ONLY_DESCRIPTION
+        return f"{base}\n{daily_description(str(self.today()), str(self.today.timezone))}"
+
+    @description.setter
+    def description(self, text: str) -> None:
+        self._description = text
+
+    def for_profile(self, profile: str | None) -> MemoryTool:
+        """This tool for a session of ``profile``: itself, or for ``group``, ``subagent`` and
+        ``cron`` one that can only add to today's daily note (private memory stays private)."""
+        if profile not in PRIVATE_PROFILES or self.private:
+            return self
+        private = copy.copy(self)
+        private.private = True
+        return private
+
+    def recent_notes(self, days: int) -> dict[str, str]:
+        """``{path below memory/: text}`` of the daily notes of today and the ``days - 1`` days
+        before it: one listing, then only those files are read."""
+        first, last = recent_days(self.today(), days)
+        topics = self.native.topics
+        wanted = [path for path in topics.snapshot().files if first <= (daily_day(path) or date.min) <= last]
+        return {path: readable_text(topics.store(path).read()) or "" for path in sorted(wanted)}
+
+    def index(self) -> MemoryIndex:
+        """The search index of this home (built on first use, kept for the tool's life)."""
+        if self._index is None:
+            home = self.source if self.source is not None else self.location
+            self._index = memory_index(home, clock=self.today.clock, timezone=self.today.timezone)
+            topics = self.native.topics  # its listing has no bodies: unchanged files cost a 304
+            self._index.lister = lambda: [f"memory/{path}" for path in topics.snapshot().files]
+        return self._index
+
+    def tools(
+        self, profile: str | None = None, *, recall: bool = True, private: bool = False
+    ) -> tuple[Any, ...]:
+        """The tools for a loop of your own or a framework: this one, then ``memory_search`` and
+        ``memory_get`` (``recall=False``: none); for a private profile (or ``private=True``), only
+        the tool that adds to today's note."""
+        tool = self.for_profile("group" if private else profile)
+        if tool.private or not recall:
+            return (tool,)
+        return (tool, *recall_tools(self.index()))
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -202,23 +302,37 @@ class MemoryTool:
     def tool(self, /, **arguments: Any) -> ToolReply:
         """Run one call as the model made it (either command set): the :class:`ToolReply` to send
         back. Storage failures raise ``PermissionError`` or ``BootstrapError`` naming the file; a
-        path through a symlink (or a file where a folder should be) is an error reply the model can
-        act on, not an exception."""
+        symlinked file, a path through a symlink (or a file where a folder should be) is an error
+        reply the model can act on, not an exception."""
         try:
             return self._dispatch(arguments)
         except BootstrapError as error:
-            if not isinstance(error.__cause__, NotADirectoryError):
-                raise
+            cause = error.__cause__
             voice = NATIVE if is_native(arguments) else PORTABLE
-            return voice.error(f"refused — {error}; nothing was changed. Use a path outside it.")
+            if isinstance(cause, NotADirectoryError):
+                return voice.error(f"refused — {error}; nothing was changed. Use a path outside it.")
+            if isinstance(cause, OSError) and cause.errno == errno.ELOOP:  # a symlinked file
+                said = str(error).replace("memory_tool only", "the memory tool only")
+                return voice.error(
+                    f"refused — {said}; nothing was changed. Keep the note in another file "
+                    "(only a person can replace the link with a regular file)."
+                )
+            raise
 
     def _dispatch(self, arguments: Mapping[str, Any]) -> ToolReply:
-        if is_native(arguments):
+        native = is_native(arguments)
+        if self.private:
+            refusal = _private_refusal(arguments, self.today.note(), native)
+            if refusal is not None:
+                return refusal
+        if native:
             return self.native.run(arguments)
         problem = _check_arguments(arguments, self._targets)
         if problem is not None:
             return ToolReply(problem, is_error=True)
         file = arguments.get("file")
+        if file is not None and file.strip("/") == TODAY_FILE:
+            file = self.today.note()
         name = TARGETS[str(arguments.get("target") or "memory")]
         if file is not None and file.strip("/") in SPECIAL_FILES:
             name = file.strip("/")  # file="MEMORY.md" is target "memory"
@@ -282,6 +396,8 @@ def memory_tool(
     single_writer: bool = False,
     max_view_chars: int = DEFAULT_VIEW_CHARS,
     engine: str = DEFAULT_ENGINE,
+    clock: Clock | None = None,
+    timezone: str | tzinfo | None = None,
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
@@ -291,8 +407,11 @@ def memory_tool(
     edits are compare-and-swaps on a server checked to enforce them, another fsspec filesystem is
     refused, unless ``single_writer=True`` (your word that only this process writes the home).
     ``engine="obstore"`` writes with obstore's own conditional puts (the
-    same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused."""
+    same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused.
+    ``clock`` (zero arguments, an aware ``datetime``) and ``timezone`` (an IANA name or
+    ``tzinfo``; default UTC) say which day's note is today's."""
+    today = Today(clock, timezone)  # a bad clock or zone fails before any I/O
     source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)
     store = source.writer(MEMORY_FILE, single_writer=single_writer)
     user_store = source.writer(USER_FILE, single_writer=single_writer) if user else None
-    return MemoryTool(store, user_store, max_view_chars=max_view_chars)
+    return MemoryTool(store, user_store, max_view_chars=max_view_chars, today=today, source=source)

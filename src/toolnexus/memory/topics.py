@@ -19,7 +19,7 @@ from typing import cast
 
 from toolnexus._reply import ToolReply
 from toolnexus.memory.edits import Voice
-from toolnexus.memory.paths import FOLDER, MAX_FILES, MAX_TOTAL_BYTES, name_problem
+from toolnexus.memory.paths import FOLDER, MAX_FILES, MAX_TOTAL_BYTES, name_problem, topic_count
 from toolnexus.stores.base import Change, FolderStore, MemoryStore, Moved, Plan
 
 __all__ = ["Snapshot", "Topics"]
@@ -91,7 +91,8 @@ class Topics:
         blocking = snapshot.file_on_the_way(parts)
         if blocking is not None:
             return voice.error(f"Cannot create {shown}: {blocking} is a file, not a folder.")
-        if len(snapshot.files) >= MAX_FILES:
+        counted = topic_count(["/".join(parts)])  # a daily note does not count
+        if counted and topic_count(snapshot.files) >= MAX_FILES:
             return voice.error(
                 f"Cannot create {shown}: memory already holds {MAX_FILES} topic files, the limit.\n"
                 + voice.fewer_files

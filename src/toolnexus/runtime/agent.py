@@ -8,6 +8,7 @@ import logging
 import os
 import re
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from datetime import tzinfo
 from typing import Any, TypeVar
 
 from toolnexus.composer.budget import Budget, checked_budget
@@ -15,6 +16,15 @@ from toolnexus.composer.parts import Soul
 from toolnexus.composer.profiles import select_names
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
+from toolnexus.recall import (
+    PRIVATE_PROFILES,
+    Clock,
+    Today,
+    daily_prelude,
+    memory_index,
+    recall_tools,
+)
+from toolnexus.recall.daily import DEFAULT_DAYS, recent_notes
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult, Session, SessionContext
 from toolnexus.runtime.messages import Model, Tool, ToolSpec, check_tool, run_blocking
 from toolnexus.skills import SkillSet, load_skills
@@ -95,6 +105,9 @@ class Agent:
         files: Iterable[str] | None = None,
         profile: str | None = None,
         skills: bool | Sequence[str] = False,
+        daily_notes: int = 0,
+        recall: bool | None = False,
+        today: Today | None = None,
     ) -> None:
         if not callable(model):
             raise TypeError(f"model must be a model object or an async callable, not {type(model).__name__}")
@@ -105,7 +118,14 @@ class Agent:
         for tool in tools:
             check_tool(tool)
         self.tools: tuple[ToolSpec, ...] = (*([memory] if memory is not None else []), *tools)
-        names = [tool.name for tool in self.tools] + (["skill"] if skills else [])
+        if not isinstance(daily_notes, int) or isinstance(daily_notes, bool) or daily_notes < 0:
+            raise ValueError(f"daily_notes must be a number of days (0 turns it off), got {daily_notes!r}")
+        #: Days of daily notes each session starts with; whether it may search memory (``None``:
+        #: when the home has topic or daily files); what day it is for the persona.
+        self.daily_notes, self.recall = daily_notes, recall
+        self.today = today or (memory.today if memory is not None else Today())
+        recall_names = ["memory_search", "memory_get"] if recall is not False else []
+        names = [tool.name for tool in self.tools] + (["skill"] if skills else []) + recall_names
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise ValueError(
@@ -114,9 +134,11 @@ class Agent:
         self.storage_options, self.fs, self.max_turns = storage_options, fs, max_turns
         #: What every session's soul is fitted to, and the bootstrap names it is composed from.
         self.budget, self.names = checked_budget(budget), select_names(files, profile)
+        self.profile = profile
         #: The home, resolved once: every session composes from this very source.
         self.source: SourceBase = resolve(home, storage_options=storage_options, fs=fs)
         self._said_uncacheable = False
+        self._memory_index: Any = None
         #: Which skills sessions offer: every one (``True``), none, or those named.
         self.skills = skills if isinstance(skills, bool) else tuple(skills)
 
@@ -140,22 +162,74 @@ class Agent:
         the agent's own files also see its skills (read alongside the soul): the catalog after
         the soul, as a part of its own, and the ``skill`` tool; heartbeats and profiles do not."""
         wanted = bool(self.skills) and skills and profile is None
-        (soul, found), found_skills = await asyncio.gather(
+        (soul, found), found_skills, prelude = await asyncio.gather(
             self.compose(profile=profile),
             asyncio.to_thread(self.load_skills) if wanted else asyncio.sleep(0, SkillSet()),
+            asyncio.to_thread(self.daily_prelude, profile),
         )
         if profile is None:  # a light heartbeat's soul says nothing of the agent's usual prefix
             self._check_cacheable(soul)
-        catalog = found_skills.prompt()
-        if not catalog:
-            return Session(self.model, soul, found, self.tools, self.max_turns)
-        # Its own part after the soul: a provider breakpoint at the end of the system prompt
-        # covers it, and the soul's stable prefix is untouched.
-        with_catalog = Soul(
-            (*soul.parts, (f"\n\n{catalog}" if soul else catalog, False)), persona=soul.persona
-        )
-        tools = (*self.tools, found_skills.tool())
-        return Session(self.model, with_catalog, found, tools, self.max_turns)
+        tools = await asyncio.to_thread(self.session_tools, profile, found_skills)
+        # The catalog, then the daily notes, each its own part after the soul: a provider
+        # breakpoint at the end of the system prompt covers them, the soul's stable prefix is
+        # untouched, and what changes most (the notes) comes last.
+        extra = [text for text in (found_skills.prompt(), prelude) if text]
+        if not extra:
+            return Session(self.model, soul, found, tools, self.max_turns)
+        parts = list(soul.parts)
+        for text in extra:
+            parts.append((f"\n\n{text}" if parts else text, False))
+        return Session(self.model, Soul(parts, persona=soul.persona), found, tools, self.max_turns)
+
+    def _private(self, profile: str | None) -> bool:
+        """Whether a session of ``profile`` (or, for none, the agent's own) keeps memory private."""
+        return (profile if profile is not None else self.profile) in PRIVATE_PROFILES
+
+    def session_tools(
+        self, profile: str | None = None, skills: SkillSet | None = None, *, recall: bool | None = None
+    ) -> tuple[ToolSpec, ...]:
+        """The tools a session of ``profile`` offers, in order: the memory tool (for ``group``,
+        ``subagent`` and ``cron`` one that only adds to today's daily note), ``memory_search``
+        and ``memory_get`` (when :attr:`recall` allows and the profile is not private), the
+        agent's own tools, then ``skills``' tool if it holds any. The one place a persona's
+        tools are assembled: sessions and framework integrations call it. Blocking (with
+        ``recall=None`` it lists the home's ``memory/`` folder)."""
+        private = self._private(profile)
+        wanted = self.recall if recall is None else recall
+        if wanted is None and not private:
+            wanted = self.has_notes()
+        search = bool(wanted) and not private
+        if self.memory is not None:
+            memory = self.memory.tools(private=private, recall=search)
+        else:
+            memory = recall_tools(self._index()) if search else ()
+        skill = (skills.tool(),) if skills is not None and skills.prompt() else ()
+        return (*memory, *self.tools[1 if self.memory is not None else 0 :], *skill)
+
+    def has_notes(self) -> bool:
+        """Whether the home holds topic or daily files (what ``recall=None`` decides by)."""
+        if self.memory is not None:
+            return bool(self.memory.native.topics.snapshot().files)
+        return bool(self.source.read_folder("memory", 0).entries)
+
+    def _index(self) -> Any:
+        if self._memory_index is None:
+            self._memory_index = memory_index(
+                self.source, clock=self.today.clock, timezone=self.today.timezone
+            )
+        return self._memory_index
+
+    def daily_prelude(self, profile: str | None = None) -> str:
+        """The daily notes a session of ``profile`` starts with: the last :attr:`daily_notes`
+        days' (``""`` for none, for heartbeats and the private profiles). Blocking."""
+        if not self.daily_notes or self._private(profile) or profile not in (None, "main"):
+            return ""
+        today = self.today()
+        if self.memory is not None:
+            notes = self.memory.recent_notes(self.daily_notes)
+        else:
+            notes = recent_notes(self.source, today, self.daily_notes)
+        return daily_prelude(notes, today, self.daily_notes, timezone=str(self.today.timezone))
 
     def load_skills(self) -> SkillSet:
         """The skills the agent's sessions offer, as its home holds them now."""
@@ -231,6 +305,10 @@ def agent_from_dir(
     profile: str | None = None,
     engine: str = DEFAULT_ENGINE,
     skills: bool | Sequence[str] = True,
+    daily_notes: int = DEFAULT_DAYS,
+    recall: bool | None = None,
+    clock: Clock | None = None,
+    timezone: str | tzinfo | None = None,
 ) -> Agent:
     """An agent for the persona whose home is ``home`` — any location ``compose_soul`` accepts.
 
@@ -241,14 +319,19 @@ def agent_from_dir(
     ``memory=False``). The home is resolved once, here, for the memory tool and every session;
     each session composes the soul when it starts, from ``files`` or the ``profile``'s files,
     fitted to ``budget`` (as :func:`compose_soul`). ``skills`` (all, ``False`` for none, or a list
-    of names): each session puts their catalog after the soul and offers the ``skill`` tool."""
+    of names): each session puts their catalog after the soul and offers the ``skill`` tool.
+    ``daily_notes`` (days; 0 for none) of daily notes follow, bounded; ``recall`` offers
+    ``memory_search`` and ``memory_get`` (``None``: when the home has topic or daily files);
+    ``clock`` and ``timezone`` (default UTC) say what day it is. ``group``, ``subagent`` and
+    ``cron`` sessions get neither, and a memory tool that only adds to today's note."""
     checked_budget(budget), select_names(files, profile)  # bad arguments fail before any I/O
+    today = Today(clock, timezone)
     persona = name or _home_name(home)
     source = resolve(home, storage_options=storage_options, fs=fs, engine=engine)
     memory_builtin = None
     if memory:
         try:
-            memory_builtin = memory_tool(source, single_writer=single_writer)
+            memory_builtin = memory_tool(source, single_writer=single_writer, clock=clock, timezone=timezone)
         except BootstrapError as error:
             message = str(error).rstrip()
             end = " " if message.endswith(".") else "; "
@@ -267,4 +350,7 @@ def agent_from_dir(
         files=files,
         profile=profile,
         skills=skills,
+        daily_notes=daily_notes,
+        recall=recall,
+        today=today,
     )

@@ -1,0 +1,417 @@
+"""``memory_index``: search over a persona's memory — MEMORY.md, USER.md, topic and daily files.
+
+SQLite FTS5 BM25 over line-aligned chunks (:mod:`.chunking`), a bonus for query words in the file
+name, optional vectors from an ``embed`` callable merged with BM25 (0.7 vector, 0.3 keyword), then
+recency for dated notes (applied after the minimum relevance, so an old only answer is never
+hidden) and MMR. The index is a cache *outside* the home (an SQLite file under the user's cache
+folder, or ``:memory:``): each search reads the home through its source (or, given a listing,
+revalidates each file by its ETag: 304s, no bodies) and re-indexes only the files whose content
+changed, inside one write transaction, so another process's edit is found by
+the next search and processes may share the file. A file that is not an index of ours, or is
+damaged, is rebuilt, never trusted. Nothing here writes to the home.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, tzinfo
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
+from toolnexus.recall.chunking import WORD, chunks
+from toolnexus.recall.daily import Clock, Today
+from toolnexus.sources import DEFAULT_ENGINE, NotModified, SourceBase, resolve
+
+__all__ = ["Embed", "Hit", "MemoryIndex", "memory_index", "memory_path"]
+
+MAX_GET_CHARS, DEFAULT_GET_LINES, DEFAULT_RESULTS = 12_000, 120, 6
+HALF_LIFE_DAYS, MIN_SCORE, LAMBDA = 30.0, 0.35, 0.7
+VECTOR_WEIGHT, NAME_BONUS, SNIPPET_CHARS = 0.7, 0.2, 700
+#: The best BM25 matches a search considers (before the name bonus, recency and MMR).
+CANDIDATES = 500
+#: Texts in, one vector per text out (any length, the same for every call).
+Embed = Callable[[list[str]], Sequence[Sequence[float]]]
+
+_FORMAT = "toolnexus-recall-2"
+_DATED = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})(?:-[^/]*)?\.md$")
+_TOP_FILES = ("MEMORY.md", "USER.md")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS recall_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS recall_files (
+    path TEXT PRIMARY KEY, digest TEXT NOT NULL, text TEXT NOT NULL, validator TEXT);
+CREATE TABLE IF NOT EXISTS recall_chunks (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL,
+    body TEXT NOT NULL, vector TEXT);
+CREATE INDEX IF NOT EXISTS recall_chunks_path ON recall_chunks (path);
+CREATE VIRTUAL TABLE IF NOT EXISTS recall_text USING fts5(body, tokenize='porter unicode61');
+"""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: where it is (``path`` in the home, 1-based inclusive lines) and why."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+
+
+def memory_path(path: str) -> str:
+    """A path as the model or a person may write it — ``/memories/x.md`` (the native tool),
+    ``x.md`` (the portable ``file``), ``memory/x.md`` — as its path in the home."""
+    path = path.strip()
+    if path.startswith("/memories"):
+        path = path.removeprefix("/memories").strip("/")
+        return path if path in _TOP_FILES else f"memory/{path}"
+    path = path.strip("/")
+    return path if path in _TOP_FILES or path.startswith("memory/") else f"memory/{path}"
+
+
+def default_index_path(source: SourceBase, embedder: str) -> Path:
+    """Where an index is kept: ``$XDG_CACHE_HOME`` (or ``~/.cache``)``/toolnexus/recall/``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    key = hashlib.sha256(repr((source.cache_key, embedder)).encode()).hexdigest()[:24]
+    return Path(base) / "toolnexus" / "recall" / f"{key}.sqlite"
+
+
+def _embedder_name(embed: Embed | None) -> str:
+    if embed is None:
+        return "keywords"
+    return str(getattr(embed, "recall_name", None) or getattr(embed, "__qualname__", type(embed).__name__))
+
+
+class MemoryIndex:
+    """The index of one home; build it with :func:`memory_index`. Thread-safe; ``close()`` it
+    (or use ``with``) to release the SQLite file."""
+
+    def __init__(
+        self,
+        source: SourceBase,
+        *,
+        today: Callable[[], date],
+        embed: Embed | None,
+        index_path: str | os.PathLike[str],
+        cache_fallback: bool = False,
+        lister: Callable[[], Iterable[str]] | None = None,
+    ) -> None:
+        #: The memory files' paths without their bodies (see :meth:`current`), if known.
+        self.lister, self._validating = lister, True
+        self.source, self.today, self.embed = source, today, embed
+        #: Whether an unusable index file means an index in memory instead (the default path).
+        self.cache_fallback = cache_fallback
+        self.embedder = _embedder_name(embed)
+        self.index_path = str(index_path)
+        self._lock = threading.Lock()
+        self.db = self._open()
+
+    # -- the cache file -------------------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        if self.index_path == ":memory:":
+            return self._connect(check=False)
+        try:
+            Path(self.index_path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                return self._connect(check=True)
+            except sqlite3.OperationalError:
+                raise  # busy or unreachable: never a reason to delete a shared index
+            except sqlite3.DatabaseError:
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    Path(self.index_path + suffix).unlink(missing_ok=True)  # rebuilt, never trusted
+            return self._connect(check=False)
+        except (OSError, sqlite3.OperationalError):
+            if not self.cache_fallback:
+                raise
+            self.index_path = ":memory:"  # no usable cache folder: an index for this process only
+            return self._connect(check=False)
+
+    def _connect(self, *, check: bool) -> sqlite3.Connection:
+        db = sqlite3.connect(self.index_path, timeout=30.0, check_same_thread=False, isolation_level=None)
+        try:
+            if check and db.execute("PRAGMA quick_check").fetchone() != ("ok",):
+                raise sqlite3.DatabaseError("damaged")
+            if self.index_path != ":memory:":
+                db.execute("PRAGMA journal_mode=WAL")
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            if tables and "recall_meta" not in tables:
+                raise sqlite3.DatabaseError("not an index of toolnexus")
+            db.executescript(_SCHEMA)
+            db.execute("BEGIN IMMEDIATE")
+            meta = dict(db.execute("SELECT key, value FROM recall_meta").fetchall())
+            if meta and meta != {"format": _FORMAT, "embedder": self.embedder}:
+                if meta.get("format") != _FORMAT:
+                    raise sqlite3.DatabaseError("an index of another format")
+                for table in ("recall_files", "recall_chunks", "recall_text"):
+                    db.execute(f"DELETE FROM {table}")  # another embedder's vectors: start over
+            db.executemany(
+                "INSERT OR REPLACE INTO recall_meta VALUES (?, ?)",
+                [("format", _FORMAT), ("embedder", self.embedder)],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- keeping it current ---------------------------------------------------------------------
+
+    def read_home(self) -> dict[str, str]:
+        """``{path in the home: text}`` of every memory file, as the home holds them now."""
+        found = dict(self.source.read_entries(_TOP_FILES, MAX_BOOTSTRAP_FILE_BYTES).entries)
+        found.update(self.source.read_folder("memory", MAX_BOOTSTRAP_FILE_BYTES).entries)
+        return {
+            path: entry.data.decode("utf-8-sig", "replace")
+            for path, entry in sorted(found.items())
+            if entry.data is not None and path.endswith(".md")
+        }
+
+    def current(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The memory files' texts now, and the validators (ETags) that prove them next time.
+
+        With a ``lister`` (the memory tool's listing, no bodies), the files are revalidated by
+        the source's ``changed_since``: on an object store, conditional GETs, 304 for each
+        unchanged file. A source that cannot tell for files below ``memory/`` (a local folder
+        answers for its top level only) is read whole from then on."""
+        if self.lister is None or not self._validating:
+            return self.read_home(), {}
+        listed = sorted({*_TOP_FILES, *(path for path in self.lister() if path.endswith(".md"))})
+        with self._lock:
+            rows = self.db.execute("SELECT path, text, validator FROM recall_files").fetchall()
+        stored = {path: (text, validator) for path, text, validator in rows}
+        since = _Since({path: tag for path, (_, tag) in stored.items() if tag is not None})
+        changes = self.source.changed_since(since, listed, MAX_BOOTSTRAP_FILE_BYTES)
+        kept = listed if isinstance(changes, NotModified) else changes.kept
+        texts = {path: stored[path][0] for path in kept if path in stored}
+        tags = {path: str(stored[path][1]) for path in texts if stored[path][1] is not None}
+        if not isinstance(changes, NotModified):
+            for path, fresh in changes.read.items():
+                texts[path] = fresh.data.decode("utf-8-sig", "replace")
+                if isinstance(fresh.validator, str):
+                    tags[path] = fresh.validator
+        if any(path.startswith("memory/") and path not in texts for path in listed):
+            self._validating = False  # nested names unseen (or one vanished): read it all
+            return self.read_home(), {}
+        return texts, tags
+
+    def refresh(self) -> None:
+        """Re-index what changed since the last refresh, by any process (content digests)."""
+        current, tags = self.current()
+        digests = {path: _digest(text) for path, text in current.items()}
+        with self._lock:
+            stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
+            if stored == digests:
+                self._keep_validators(tags)
+                return
+            changed = [path for path, digest in digests.items() if stored.get(path) != digest]
+            rows = [(path, *chunk) for path in changed for chunk in _chunk_rows(current[path])]
+            vectors = self._vectors([row[3] for row in rows])
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
+                for path in set(stored) - set(digests) | set(changed):
+                    self._drop(path)
+                for (path, first, last, body), vector in zip(rows, vectors, strict=True):
+                    cursor = self.db.execute(
+                        "INSERT INTO recall_chunks (path, first, last, body, vector) VALUES (?, ?, ?, ?, ?)",
+                        (path, first, last, body, vector),
+                    )
+                    row = (cursor.lastrowid, body)
+                    self.db.execute("INSERT INTO recall_text (rowid, body) VALUES (?, ?)", row)
+                self.db.executemany(
+                    "INSERT INTO recall_files VALUES (?, ?, ?, ?)",
+                    [(path, digests[path], current[path], tags.get(path)) for path in changed],
+                )
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self._keep_validators(tags)
+
+    def _keep_validators(self, tags: Mapping[str, str]) -> None:
+        """Record each file's validator, unless its row changed meanwhile (by its digest)."""
+        if not tags:
+            return
+        rows = self.db.execute("SELECT path, validator FROM recall_files").fetchall()
+        stale = [(tag, path) for path, old in rows if (tag := tags.get(path)) is not None and tag != old]
+        if stale:
+            self.db.executemany("UPDATE recall_files SET validator = ? WHERE path = ?", stale)
+
+    def _drop(self, path: str) -> None:
+        ids = [row[0] for row in self.db.execute("SELECT id FROM recall_chunks WHERE path = ?", (path,))]
+        self.db.executemany("DELETE FROM recall_text WHERE rowid = ?", [(i,) for i in ids])
+        self.db.execute("DELETE FROM recall_chunks WHERE path = ?", (path,))
+        self.db.execute("DELETE FROM recall_files WHERE path = ?", (path,))
+
+    def _vectors(self, bodies: list[str]) -> list[str | None]:
+        if self.embed is None or not bodies:
+            return [None] * len(bodies)
+        vectors = list(self.embed(bodies))
+        if len(vectors) != len(bodies):
+            raise ValueError(f"embed returned {len(vectors)} vectors for {len(bodies)} texts")
+        return [json.dumps([float(x) for x in vector]) for vector in vectors]
+
+    # -- asking it ------------------------------------------------------------------------------
+
+    def search(self, query: str, k: int = DEFAULT_RESULTS) -> list[Hit]:
+        """The ``k`` best chunks for ``query``, best first (``[]`` when nothing is relevant)."""
+        self.refresh()
+        words = [w.lower() for w in WORD.findall(query)]
+        if not words or k < 1:
+            return []
+        with self._lock:
+            keyword = self._keyword(words)
+            vector = self._semantic(query) if self.embed is not None else {}
+            ids = sorted(set(keyword) | set(vector))
+            rows = {
+                row[0]: row[1:]
+                for start in range(0, len(ids), 500)
+                for row in self.db.execute(
+                    "SELECT id, path, first, last, body FROM recall_chunks WHERE id IN "
+                    f"({','.join('?' * len(ids[start : start + 500]))})",
+                    ids[start : start + 500],
+                )
+            }
+        today = self.today()
+        scored = []
+        for chunk_id, (path, first, last, body) in rows.items():
+            relevance = keyword.get(chunk_id, 0.0)
+            if self.embed is not None:
+                relevance = VECTOR_WEIGHT * vector.get(chunk_id, 0.0) + (1 - VECTOR_WEIGHT) * relevance
+            relevance += NAME_BONUS * sum(w in path.lower() for w in words) / len(words)
+            if relevance < MIN_SCORE:
+                continue
+            dated = _DATED.search(path)
+            if dated:
+                try:
+                    age = max((today - date.fromisoformat(dated.group(1))).days, 0)
+                except ValueError:
+                    age = 0
+                relevance *= 0.5 + 0.5 * math.pow(0.5, age / HALF_LIFE_DAYS)
+            scored.append((round(relevance, 6), path, body, first, last))
+        scored.sort(key=lambda row: (-row[0], row[1], row[3]))
+        return _mmr(scored[: k * 10], k)  # MMR among the best: the rest could not be picked anyway
+
+    def _keyword(self, words: list[str]) -> dict[int, float]:
+        match = " OR ".join(f'"{w}"' for w in words)
+        found = self.db.execute(
+            "SELECT rowid, bm25(recall_text) FROM recall_text WHERE recall_text MATCH ?"
+            " ORDER BY rank LIMIT ?",
+            (match, CANDIDATES),
+        ).fetchall()
+        best = max((-rank for _, rank in found), default=0.0) or 1.0
+        return {rowid: -rank / best for rowid, rank in found}
+
+    def _semantic(self, query: str) -> dict[int, float]:
+        assert self.embed is not None
+        wanted = [float(x) for x in self.embed([query])[0]]
+        found = {}
+        rows = self.db.execute("SELECT id, vector FROM recall_chunks WHERE vector IS NOT NULL")
+        for chunk_id, stored in rows:
+            found[chunk_id] = max(_cosine(wanted, json.loads(stored)), 0.0)
+        return found
+
+    def get(self, path: str, start_line: int = 1, lines: int = DEFAULT_GET_LINES) -> str:
+        """Lines ``start_line`` … ``start_line + lines - 1`` of a memory file, at most
+        :data:`MAX_GET_CHARS` characters; ``FileNotFoundError`` for a file that is not there."""
+        self.refresh()
+        wanted = memory_path(path)
+        with self._lock:
+            row = self.db.execute("SELECT text FROM recall_files WHERE path = ?", (wanted,)).fetchone()
+        if row is None:
+            raise FileNotFoundError(f"{wanted}: no such memory file")
+        first = max(start_line, 1) - 1
+        return "\n".join(str(row[0]).splitlines()[first : first + max(lines, 0)])[:MAX_GET_CHARS]
+
+    def paths(self) -> list[str]:
+        """Every indexed file, as of the last refresh."""
+        with self._lock:
+            return [row[0] for row in self.db.execute("SELECT path FROM recall_files ORDER BY path")]
+
+    def __repr__(self) -> str:
+        return f"MemoryIndex({self.source.location!r}, index_path={self.index_path!r})"
+
+
+class _Since(NamedTuple):
+    """The validators a refresh asks the source about (see ``sources.freshness.Validators``)."""
+
+    validators: Mapping[str, Hashable | None]
+    tag: Hashable | None = None
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _chunk_rows(text: str) -> list[tuple[int, int, str]]:
+    lines = text.splitlines()
+    return [(c.start, c.end, "\n".join(lines[c.start - 1 : c.end])) for c in chunks(text)]
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def _mmr(scored: list[tuple[float, str, str, int, int]], k: int) -> list[Hit]:
+    """Maximal marginal relevance: each pick trades relevance against likeness to those picked."""
+    sets = [set(WORD.findall(row[2].lower())) for row in scored]
+    picked: list[int] = []
+    left = list(range(len(scored)))
+    while left and len(picked) < k:
+
+        def value(i: int) -> float:
+            like = max((len(sets[i] & sets[j]) / (len(sets[i] | sets[j]) or 1) for j in picked), default=0.0)
+            return LAMBDA * scored[i][0] - (1 - LAMBDA) * like
+
+        choice = max(left, key=value)
+        picked.append(choice)
+        left.remove(choice)
+    return [
+        Hit(path, first, last, round(score, 4), body[:SNIPPET_CHARS])
+        for score, path, body, first, last in (scored[i] for i in picked)
+    ]
+
+
+def memory_index(
+    home: Any,
+    *,
+    today: date | None = None,
+    clock: Clock | None = None,
+    timezone: str | tzinfo | None = None,
+    embed: Embed | None = None,
+    index_path: str | os.PathLike[str] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    fs: Any = None,
+    engine: str = DEFAULT_ENGINE,
+) -> MemoryIndex:
+    """An index over MEMORY.md, USER.md and every ``memory/*.md`` file of ``home`` — any location
+    ``compose_soul`` reads, bundles and read-only homes included. ``today`` (or ``clock`` and
+    ``timezone``, default UTC) dates recency; ``embed`` adds vectors (nothing is downloaded by
+    toolnexus: the callable is yours); ``index_path`` is the SQLite cache (``":memory:"`` for
+    none on disk; default under ``$XDG_CACHE_HOME/toolnexus/recall``, or in memory when that
+    folder cannot be used)."""
+    source = resolve(home, storage_options=storage_options, fs=fs, engine=engine)
+    day: Callable[[], date] = (lambda: today) if today is not None else Today(clock, timezone)
+    path = index_path if index_path is not None else default_index_path(source, _embedder_name(embed))
+    return MemoryIndex(source, today=day, embed=embed, index_path=path, cache_fallback=index_path is None)
