@@ -9,7 +9,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
 from toolnexus._object_store import object_store_status
@@ -139,11 +139,15 @@ def local_files(root: str, folder: str) -> Iterator[tuple[str, int, str]]:
         os.close(root_fd)
 
 
-def read_local_files(root: str, folder: str, limit: int) -> Iterator[tuple[str, bytes, int | None]]:
+def read_local_files(
+    root: str, folder: str, limit: int, match: Callable[[str], bool] | None = None
+) -> Iterator[tuple[str, bytes, int | None]]:
     """``(path relative to root, first limit + 1 bytes, size)`` of every file :func:`local_files`
-    lists; one that vanished or became a symlink meanwhile is skipped. A failure is raised with
-    ``filename`` set to the file's path."""
+    lists (that ``match`` accepts by its path below ``folder``); one that vanished or became a
+    symlink meanwhile is skipped. A failure is raised with ``filename`` set to the file's path."""
     for path, dir_fd, name in local_files(root, folder):
+        if match is not None and not match(path[len(folder) + 1 :]):
+            continue
         try:
             fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
         except FileNotFoundError:

@@ -1,8 +1,9 @@
 """Finding a persona's skills: ``skills/<name>/SKILL.md`` and ``.agents/skills/<name>/SKILL.md``
 in every layer of its home, then in shared roots, read through the library's own sources.
 
-Each root is one ``read_folder`` of its source (every file's first 16 KiB: the frontmatter and
-the listing in one pass); a skill's body and files are read again only when it is activated.
+Each root is one ``read_folder`` of its source that reads only ``<name>/SKILL.md`` (its first
+16 KiB: the frontmatter): on an object store, one listing, then one ranged GET per skill, all in
+flight. A skill's body and files are read only when it is activated.
 Nothing here knows a backend: a folder, an S3 prefix, a zip or tar bundle and ``memory://`` are
 whatever :func:`toolnexus.sources.resolve` makes of them.
 """
@@ -81,10 +82,16 @@ def skill_from(
     return skill, warnings
 
 
+def is_skill_md(path: str) -> bool:
+    """``<name>/SKILL.md``, one folder level below a root: the only file discovery reads."""
+    name, _, file = path.partition("/")
+    return bool(name) and file == "SKILL.md"
+
+
 def _in_folder(source: SourceBase, folder: str, origin: str) -> tuple[list[Skill], list[str]]:
     """The skills ``<folder>/<name>/SKILL.md`` of one source (``folder=""``: its root)."""
     try:
-        reading: Reading = source.read_folder(folder, MAX_FRONTMATTER_BYTES)
+        reading: Reading = source.read_folder(folder, MAX_FRONTMATTER_BYTES, match=is_skill_md)
     except FileNotFoundError:
         raise  # no such home: the caller's mistake, as for compose_soul
     except (OSError, BootstrapError) as error:  # a folder that is a symlink, a denied listing
@@ -168,7 +175,8 @@ def discover(
     """Every skill of a home and its shared roots, the first found winning per name (the home's
     top layer first, then lower layers, then each ``extra`` root in order), and the warnings."""
     options = storage_options if is_url(location) or not extra else None  # the extras' options
-    source = resolve(location, storage_options=options, fs=fs, engine=engine)
+    # Sized for every SKILL.md of a folder in flight (s3fs keeps 10 connections otherwise).
+    source = resolve(location, storage_options=options, fs=fs, engine=engine, reads=MAX_SKILLS_PER_ROOT)
     reads: list[Callable[[], tuple[list[Skill], list[str]]]] = [
         functools.partial(_in_folder, layer, folder, layer.location)
         for layer in reversed(_home_roots(source))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import hashlib
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from toolnexus.errors import BootstrapError
@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from toolnexus.sources.children import Pages
     from toolnexus.stores import MemoryStore
 
-__all__ = ["BootstrapSource", "Entry", "Reading", "SourceBase", "as_source", "by_content", "read_only"]
+__all__ = [
+    "BootstrapSource",
+    "Entry",
+    "Match",
+    "Reading",
+    "SourceBase",
+    "as_source",
+    "by_content",
+    "read_only",
+]
 
 
 @runtime_checkable
@@ -56,6 +65,10 @@ class BootstrapSource(Protocol):
     def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]:
         """Return ``{name: first ≤ limit + 1 bytes}`` for every name present as a regular file."""
         ...
+
+
+#: Which files of a folder :meth:`SourceBase.read_folder` reads, by their path below it.
+Match = Callable[[str], bool]
 
 
 class Entry(NamedTuple):
@@ -160,9 +173,10 @@ class SourceBase:
         cost re-reading, which holds with content digests as validators)."""
         return (type(self).__qualname__, self.location, getattr(self, "folder", None))
 
-    def read_folder(self, folder: str, limit: int) -> Reading:
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
         """Every regular file below ``folder`` (the topic files), keyed by its path in the home
-        (``memory/a.md``), hidden names left out, no symlink followed. Default: none (no listing)."""
+        (``memory/a.md``), hidden names left out, no symlink followed; with ``match``, only the
+        files whose path below ``folder`` it accepts are read. Default: none (no listing)."""
         return Reading(self.location, {})
 
     def children(self) -> Pages | None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from toolnexus._fs import is_hidden
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError
-from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
+from toolnexus.sources.base import Entry, Match, Reading, SourceBase, read_only
 
 if TYPE_CHECKING:
     from toolnexus.stores import Change, Moved, Plan
@@ -47,11 +47,15 @@ class DictSource(SourceBase):
                 entries[name] = Entry(data[: limit + 1], len(data))
         return Reading(self.location, entries)
 
-    def read_folder(self, folder: str, limit: int) -> Reading:
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
         prefix = f"{folder}/"
         entries: dict[str, Entry] = {}
         for name in sorted(
-            key for key in self.files if key.startswith(prefix) and not is_hidden(key[len(prefix) :])
+            key
+            for key in self.files
+            if key.startswith(prefix)
+            and not is_hidden(key[len(prefix) :])
+            and (match is None or match(key[len(prefix) :]))
         ):
             data = _as_bytes(self.location, name, self.files[name])
             entries[name] = Entry(data[: limit + 1], len(data))

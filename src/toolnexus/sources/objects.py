@@ -15,6 +15,7 @@ with validators), which s3fs (:mod:`.s3`) and obstore (:mod:`.obstore`) each pro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import zipfile
 from collections.abc import Callable, Coroutine, Hashable, Sequence
@@ -23,7 +24,7 @@ from typing import IO, Any, NamedTuple, TypeVar, cast
 from toolnexus._aio import await_on_loop
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, read_error
-from toolnexus.sources.base import Reading, SourceBase, by_content
+from toolnexus.sources.base import Match, Reading, SourceBase, by_content
 from toolnexus.sources.bundle import ZIP, BundleSource
 from toolnexus.sources.freshness import (
     NOT_MODIFIED,
@@ -319,6 +320,13 @@ class ObjectHome(FsspecSource):
             return self.open_bundle(kind).read_entries(names, limit, exact_sizes=exact_sizes)
         except FileNotFoundError:
             return None  # no such object: a folder named *.zip, or no home (the reads tell)
+
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
+        """A zip's name: read from its tail, no HEAD (as :meth:`read_named_bundle`)."""
+        if kind_by_name(self.path) is ZIP:
+            with contextlib.suppress(FileNotFoundError):  # a folder named *.zip, or no home
+                return self.open_bundle(ZIP).read_folder(folder, limit, match=match)
+        return super().read_folder(folder, limit, match=match)
 
     async def conditional_gets(
         self, since: Validators | None, names: Sequence[str], limit: int
