@@ -63,6 +63,21 @@ class SkillSet(Sequence[Skill]):
         """Every skill the model may activate (``disable-model-invocation`` ones are not)."""
         return [skill.name for skill in self.skills if not skill.disable_model_invocation]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``toolnexus skills --json``, ``inspect --json``): each skill's name,
+        description, location, origin and status, then the warnings."""
+        rows = [
+            {
+                "name": skill.name,
+                "description": skill.description,
+                "location": skill.location,
+                "origin": skill.origin,
+                "status": "warning" if skill.warnings else "ok",
+            }
+            for skill in self.skills
+        ]
+        return {"skills": rows, "warnings": list(self.warnings)}
+
     def get(self, name: str) -> Skill:
         for skill in self.skills:
             if skill.name == name:
