@@ -73,13 +73,13 @@ class PersonaAudit(NamedTuple):
         ``files`` are :meth:`FileReport.to_dict` (as ``inspect --json`` prints them); ``issues``
         are in :data:`AUDIT_ISSUES` order; ``error`` is ``{"type", "message"}`` or ``None``;
         ``soul_tokens`` is there when the budget counts tokens (``--tokens``), ``skill_warnings``
-        when the audit read skills (``--skills``).
+        when the audit read skills (``--skills``) and found any.
         """
         report = self.report
         soul = report.soul if report is not None else None
         tokens = {} if self.soul_tokens is None else {"soul_tokens": self.soul_tokens}
         skills = report.skills if report is not None else None  # read by audit(skills=True) only
-        warnings = {} if skills is None else {"skill_warnings": list(skills.warnings)}
+        warnings = {"skill_warnings": list(skills.warnings)} if skills is not None and skills.warnings else {}
         return {
             "location": self.location,
             "found": list(report.found) if report is not None else [],
