@@ -88,33 +88,45 @@ def is_skill_md(path: str) -> bool:
     return bool(name) and file == "SKILL.md"
 
 
-def _in_folder(source: SourceBase, folder: str, origin: str) -> tuple[list[Skill], list[str]]:
+#: Reads one root's SKILL.md heads: ``(where the home turned out to be, {path in the home: head})``.
+Heads = Callable[[SourceBase, str], tuple[str, Mapping[str, bytes]]]
+
+
+def read_heads(source: SourceBase, folder: str) -> tuple[str, dict[str, bytes]]:
+    """Every ``<folder>/<name>/SKILL.md``'s first 16 KiB, nothing else: one ``read_folder``."""
+    reading: Reading = source.read_folder(folder, MAX_FRONTMATTER_BYTES, match=is_skill_md)
+    return reading.location, {path: e.data for path, e in reading.entries.items() if e.data is not None}
+
+
+def _in_folder(
+    source: SourceBase, folder: str, origin: str, heads_of: Heads = read_heads
+) -> tuple[list[Skill], list[str]]:
     """The skills ``<folder>/<name>/SKILL.md`` of one source (``folder=""``: its root)."""
     try:
-        reading: Reading = source.read_folder(folder, MAX_FRONTMATTER_BYTES, match=is_skill_md)
+        location, read = heads_of(source, folder)
     except FileNotFoundError:
         raise  # no such home: the caller's mistake, as for compose_soul
     except (OSError, BootstrapError) as error:  # a folder that is a symlink, a denied listing
         return [], [f"{origin}: {folder or 'the root'} not read ({error})"]
     base = f"{folder}/" if folder else ""
     heads = {}
-    for path, entry in reading.entries.items():
+    for path, data in read.items():
         parts = path[len(base) :].split("/")
-        if len(parts) == 2 and parts[1] == "SKILL.md" and entry.data is not None:
-            heads[parts[0]] = entry.data
+        if len(parts) == 2 and parts[1] == "SKILL.md":
+            heads[parts[0]] = data
     skills: list[Skill] = []
     warnings: list[str] = []
     names = sorted(heads)
     if len(names) > MAX_SKILLS_PER_ROOT:
         warnings.append(
-            f"{reading.location}: {len(names)} skills in {folder or 'the root'}; "
+            f"{location}: {len(names)} skills in {folder or 'the root'}; "
             f"the first {MAX_SKILLS_PER_ROOT} by name are read, {len(names) - MAX_SKILLS_PER_ROOT} ignored"
         )
     for name in names[:MAX_SKILLS_PER_ROOT]:
         where = f"{base}{name}"
         files = _folder_files(source, where)
         skill, found = skill_from(
-            heads[name], name, f"{reading.location.rstrip('/')}/{where}/SKILL.md", origin, files
+            heads[name], name, f"{location.rstrip('/')}/{where}/SKILL.md", origin, files
         )
         warnings += found
         if skill is not None:
@@ -171,14 +183,16 @@ def discover(
     *,
     engine: str = DEFAULT_ENGINE,
     fetch: Callable[[str], tuple[list[Skill], list[str]]] | None = None,
+    heads_of: Heads = read_heads,
 ) -> tuple[list[Skill], list[str]]:
     """Every skill of a home and its shared roots, the first found winning per name (the home's
-    top layer first, then lower layers, then each ``extra`` root in order), and the warnings."""
+    top layer first, then lower layers, then each ``extra`` root in order), and the warnings.
+    ``heads_of`` reads the home's roots (a cache's revalidation: :mod:`.revalidation`)."""
     options = storage_options if is_url(location) or not extra else None  # the extras' options
     # Sized for every SKILL.md of a folder in flight (s3fs keeps 10 connections otherwise).
     source = resolve(location, storage_options=options, fs=fs, engine=engine, reads=MAX_SKILLS_PER_ROOT)
     reads: list[Callable[[], tuple[list[Skill], list[str]]]] = [
-        functools.partial(_in_folder, layer, folder, layer.location)
+        functools.partial(_in_folder, layer, folder, layer.location, heads_of)
         for layer in reversed(_home_roots(source))
         for folder in HOME_FOLDERS
     ]
