@@ -203,10 +203,17 @@ def discover(
         shared, folder = _shared_root(root, storage_options, fs, engine)
         origin = f"{shared.location.rstrip('/')}/{folder}".rstrip("/")
         reads.append(functools.partial(_in_folder, shared, folder, origin))
+    if len(reads) == len(HOME_FOLDERS) * len(_home_roots(source)) and not _waits(source):
+        return _first_wins([read() for read in reads])  # local disk or memory: threads cost more
     # Every root at once (a listing each on object stores), so remote roots cost about one wait.
     with ThreadPoolExecutor(min(len(reads), 8), thread_name_prefix="toolnexus-skills") as pool:
         groups = list(pool.map(lambda read: read(), reads))
     return _first_wins(groups)
+
+
+def _waits(source: SourceBase) -> bool:
+    """Whether reading a home waits on a network: a layer with a filesystem (as ``audit`` tells)."""
+    return any(getattr(layer, "fs", None) is not None for layer in _home_roots(source))
 
 
 def _first_wins(groups: Sequence[tuple[list[Skill], list[str]]]) -> tuple[list[Skill], list[str]]:
