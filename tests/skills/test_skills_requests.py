@@ -4,7 +4,9 @@ GET in flight together, counted through the proxy on both engines."""
 
 from __future__ import annotations
 
+import io
 import threading
+import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -109,3 +111,28 @@ def test_small_zip_bundle_on_s3_is_read_from_its_tail(
     ((method, header),) = {(r.method, r.range_header) for r in proxy.requests}
     assert (method, header) == ("GET", f"bytes=-{TAIL_BYTES}")
     assert len(proxy.requests) == 2  # one tail per skills folder, read in place
+
+
+def test_large_zip_bundle_on_s3_is_its_tail_then_every_skill_md_together(
+    proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+) -> None:
+    name, put = bucket
+    files = home()
+    for index in range(COUNT):  # an incompressible asset after each skill: never fetched
+        files[f"skills/skill-{index:02d}/assets/a.bin"] = bytes(range(256)) * 400
+    data = zip_bytes(files, compression=zipfile.ZIP_STORED)
+    assert len(data) > 10 * TAIL_BYTES
+    put({"aster.zip": data})
+    is_member = lambda request: request.range_header != f"bytes=-{TAIL_BYTES}"  # noqa: E731
+    held_until(proxy, is_member, COUNT)
+    skills = load_skills(f"s3://{name}/aster.zip", **engine_via_proxy)
+    assert len(skills) == COUNT
+    tails = [r for r in proxy.requests if not is_member(r)]
+    members = [r for r in proxy.requests if is_member(r)]
+    assert len(tails) == 2  # one per skills folder
+    assert len(members) == COUNT
+    assert proxy.peak_in_flight >= COUNT  # fetched together, not one by one
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        skill_md = {info.header_offset for info in archive.infolist() if info.filename.endswith("/SKILL.md")}
+    assert {r.byte_span[0] for r in members} == skill_md  # each range a SKILL.md's, no asset's
+    assert sum(r.byte_span[1] - r.byte_span[0] + 1 for r in members) < COUNT * MAX_FRONTMATTER_BYTES

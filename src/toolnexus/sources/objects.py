@@ -169,15 +169,20 @@ class TailArchive(io.RawIOBase):
         pieces = (self.remote.piece(start, end, if_match=self.etag) for start, end in spans)
         return list(await asyncio.gather(*pieces))
 
-    def prefetch_members(self, names: Sequence[str], folder: str | None, limit: int) -> None:
-        """Fetch every member that may be one of ``names`` in one concurrent batch; never assets."""
+    def prefetch_members(
+        self, names: Sequence[str], folder: str | None, limit: int, wanted: Match | None = None
+    ) -> None:
+        """Fetch every member that may be one of ``names`` (or that ``wanted`` accepts by its
+        path) in one concurrent batch; never assets."""
         with zipfile.ZipFile(self) as archive:
             members = archive.infolist()
             directory_start = archive.start_dir
         starts = sorted({member.header_offset for member in members} | {directory_start})
         spans: list[tuple[int, int]] = []
         for member in members:
-            if member.is_dir() or not _may_be_wanted(member.filename, names, folder):
+            if member.is_dir():
+                continue
+            if not (_may_be_wanted(member.filename, names, folder) or (wanted and wanted(member.filename))):
                 continue
             data = min(member.compress_size, limit + 1 + _DEFLATE_OVERHEAD)
             want = 30 + len(member.filename.encode()) + len(member.extra) + data + MEMBER_SLACK
@@ -219,6 +224,7 @@ def open_tail_archive(
     *,
     folder: str | None = None,
     if_none_match: str | None = None,
+    wanted: Match | None = None,
 ) -> TailArchive | NotModified:
     """The tail of the zip ``remote`` and the members that may be wanted (see the module);
     ``NOT_MODIFIED`` when its ETag is still ``if_none_match``."""
@@ -228,7 +234,7 @@ def open_tail_archive(
             return NOT_MODIFIED
         archive = TailArchive(remote, tail)
         try:
-            archive.prefetch_members(names, folder, limit)
+            archive.prefetch_members(names, folder, limit, wanted)
         except ObjectChangedError:
             continue  # replaced between the tail and the members: read the new version whole
         except zipfile.BadZipFile:
@@ -260,6 +266,21 @@ class TailZipBundle(BundleSource):
         opener = _tail_opener(self.remote, self.folder, names, limit)
         bundle = BundleSource(opener, self.location, self.folder)
         return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
+
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
+        """The folder's files that ``match`` accepts (each skill's SKILL.md) fetched with the
+        tail in one batch, not one by one as ``zipfile`` comes to them."""
+
+        def wanted(path: str) -> bool:
+            inside = f"/{path}".partition(f"/{folder}/")[2] if folder else path
+            return bool(inside) and (match is None or match(inside))
+
+        def opener() -> IO[bytes]:
+            return cast(
+                IO[bytes], open_tail_archive(self.remote, (), limit, folder=self.folder, wanted=wanted)
+            )
+
+        return BundleSource(opener, self.location, self.folder).read_folder(folder, limit, match=match)
 
     def changed_since(
         self, since: Validators | None, names: Sequence[str], limit: int
