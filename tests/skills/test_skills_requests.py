@@ -56,6 +56,9 @@ def test_discovery_reads_each_skill_md_and_no_other_file() -> None:
     files.read.clear()
     assert "scripts/run.py" in skills.activate("skill-01")  # activation lists the skill's files
     assert {path.split("/")[1] for path in files.read} == {"skill-01"}
+    files.read.clear()
+    assert skills.read("skill-02", "scripts/run.py") == SCRIPT.decode()
+    assert files.read == {"skills/skill-02/scripts/run.py"}  # a resource alone, on demand
 
 
 def held_until(proxy: S3Proxy, matcher: Callable[[Any], bool], count: int) -> threading.Event:

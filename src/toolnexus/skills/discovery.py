@@ -35,8 +35,9 @@ HOME_FOLDERS = ("skills", ".agents/skills")
 #: Skills taken from one root (a layer, a shared root); the rest are ignored with a warning.
 MAX_SKILLS_PER_ROOT = 200
 
-#: A skill's files (paths relative to its folder) → ``(first ≤ limit + 1 bytes, size or None)``.
-Files = Callable[[int], Mapping[str, tuple[bytes, int | None]]]
+#: A skill's files (paths relative to its folder) → ``(first ≤ limit + 1 bytes, size or None)``;
+#: given a path, that file alone (a resource read on demand).
+Files = Callable[[int, str | None], Mapping[str, tuple[bytes, int | None]]]
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class Skill:
     allowed_tools: tuple[str, ...] = ()
     disable_model_invocation: bool = False
     warnings: tuple[str, ...] = ()
-    files: Files = field(default=lambda limit: {}, repr=False, compare=False)
+    files: Files = field(default=lambda limit, only: {}, repr=False, compare=False)
 
 
 def skill_from(
@@ -135,8 +136,9 @@ def _in_folder(
 
 
 def _folder_files(source: SourceBase, where: str) -> Files:
-    def files(limit: int) -> dict[str, tuple[bytes, int | None]]:
-        entries = source.read_folder(where, limit).entries
+    def files(limit: int, only: str | None) -> dict[str, tuple[bytes, int | None]]:
+        match = None if only is None else only.__eq__
+        entries = source.read_folder(where, limit, match=match).entries
         prefix = f"{where}/"
         return {
             path.removeprefix(prefix): (entry.data, entry.size)
