@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks import audit, budgets, cache, engines, fleet, layers, local, prompt_cache, remote
+from benchmarks import audit, budgets, cache, engines, fleet, layers, local, prompt_cache, remote, skills
 from benchmarks.harness import MIB, Row, exit_status, table, write_json
 from benchmarks.plot import plot_headlines, plot_scaling
 from benchmarks.servers import S3, s3_environment
@@ -128,7 +128,16 @@ def run_engines(plan: Plan, s3: S3) -> list[Row]:
     return rows
 
 
+def run_skills(plan: Plan, work: Path, s3: S3) -> list[Row]:
+    step("skills: a local catalog; an S3 home and a zip bundle with 20 skills")
+    rows = [skills.target_skills_local(work, plan.rounds, plan.local_calls)]
+    return rows + skills.target_skills_s3(s3, plan.rounds, plan.latency)
+
+
 def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dict[str, object]]:
+    if only == "skills":
+        with s3_environment() as s3:
+            return run_skills(plan, work, s3), {}
     if only == "budgets":
         step("budgets")
         return budgets.targets(work, plan.rounds, plan.local_calls, huge=plan.budget_huge), {}
@@ -166,6 +175,7 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
         rows.append(layers.target_layers(s3, plan.fleet_rounds + 2, plan.fleet_latency))
         step("cache: S3")
         rows += cache.target_cache_s3(s3, plan.rounds, plan.latency)
+        rows += run_skills(plan, work, s3)
         step(f"fleet: {', '.join(map(str, plan.fleet_counts))} personas through s3fs")
         rows += fleet.target_fleet(
             s3, plan.fleet_rounds, plan.fleet_latency, plan.fleet_counts, quick=not plan.full
@@ -186,9 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where to write")
     parser.add_argument(
         "--only",
-        choices=["budgets", "prompt-cache", "engines", "audit", "audit-local"],
+        choices=["budgets", "prompt-cache", "engines", "audit", "audit-local", "skills"],
         help="run one group: the budget rows, the prompt-cache rows, the obstore engine's rows "
-        "(with the memory edits), the audit rows, or the local audit row alone",
+        "(with the memory edits), the audit rows, the local audit row alone, or the skills rows",
     )
     args = parser.parse_args(argv)
     logging.getLogger("toolnexus").setLevel(logging.ERROR)  # truncation warnings are expected here

@@ -40,9 +40,9 @@ LAYERS = [
     ("toolnexus.composer",),
     ("toolnexus.stores",),
     ("toolnexus.sources",),
-    ("toolnexus.soul",),
     ("toolnexus.recall",),
     ("toolnexus.skills",),
+    ("toolnexus.soul",),
     ("toolnexus.memory",),
     ("toolnexus.fleet",),
     ("toolnexus.runtime",),
@@ -170,7 +170,7 @@ def test_the_agents_surface_keeps_every_name() -> None:
 def test_the_core_is_the_agents_surface_without_the_runtime() -> None:
     """``import toolnexus`` gives composing, inspecting, caching, budgets, profiles, bundles, the
     sources to extend and the error: the same objects as ``toolnexus.agents``, each imported from
-    its own module on first use, and none from a layer above ``skills``."""
+    its own module on first use, and none from a layer above ``soul``."""
     import toolnexus  # noqa: PLC0415
     import toolnexus.agents  # noqa: PLC0415
 
@@ -178,7 +178,7 @@ def test_the_core_is_the_agents_surface_without_the_runtime() -> None:
     assert names <= set(toolnexus.agents.__all__)
     assert set(CORE) == names
     assert toolnexus._HOMES == CORE  # what __getattr__ imports is what mypy and the reader see
-    assert all(layer(module) <= layer("toolnexus.skills") for module in CORE.values())
+    assert all(layer(module) <= layer("toolnexus.soul") for module in CORE.values())
     assert all(getattr(toolnexus, name) is getattr(toolnexus.agents, name) for name in names)
 
 

@@ -7,7 +7,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
 from toolnexus._object_store import object_store_status
@@ -120,10 +120,14 @@ def local_files(root: str, folder: str) -> Iterator[tuple[str, int, str]]:
         os.close(root_fd)
 
 
-def read_local_files(root: str, folder: str, limit: int) -> Iterator[tuple[str, bytes, int | None]]:
-    """``(path, first limit + 1 bytes, size)`` of each file :func:`local_files` lists (one gone or
-    a symlink meanwhile skipped); a failure carries the path as ``filename``."""
+def read_local_files(
+    root: str, folder: str, limit: int, match: Callable[[str], bool] | None = None
+) -> Iterator[tuple[str, bytes, int | None]]:
+    """``(path, first limit + 1 bytes, size)`` of each file :func:`local_files` lists that ``match``
+    accepts (one gone or a symlink meanwhile skipped); a failure carries the path as ``filename``."""
     for path, dir_fd, name in local_files(root, folder):
+        if match is not None and not match(path[len(folder) + 1 :]):
+            continue
         try:
             fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
         except FileNotFoundError:

@@ -552,3 +552,16 @@ def test_the_catalog_fits_its_bounds_and_shortens_before_leaving_out(
         more = f"\n{rest} more skill{'s are' if rest > 1 else ' is'} not listed; "
         more += "`skill` takes any name its input allows."
         assert len(SkillSet(tuple(one_more)).prompt(max_chars=10**9)) + (len(more) if rest else 0) > max_chars
+
+
+def test_inspect_soul_reports_the_skills_beside_the_soul(tmp_path: Path) -> None:
+    from toolnexus.agents import compose_soul, inspect_soul  # noqa: PLC0415
+
+    home = write(tmp_path / "aster", HOME)
+    report = inspect_soul(home)
+    assert summary(report.skills) == EXPECTED
+    assert report.skills == load_skills(home)
+    assert report.soul == compose_soul(home)[0]  # the soul is untouched
+    assert report.to_dict()["skills"] == report.skills.to_dict()
+    assert inspect_soul(home, profile="heartbeat").skills is None  # a profile's files only
+    assert inspect_soul(home, files=["SOUL.md"]).skills is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.backends import SOURCES, Backends
-from toolnexus.agents import DictSource, SkillSet, load_skills
+from toolnexus.agents import DictSource, SkillSet, SoulCache, load_skills
 
 PERSONA = {
     "SOUL.md": b"You are Aster.",
@@ -41,3 +41,6 @@ def test_every_backend_gives_the_same_skills(backends: Backends, source: str) ->
     assert skills.names == ["pdf-processing", "review"]
     assert shape(skills) == shape(load_skills(DictSource(PERSONA)))
     assert skills.warnings[0].endswith(".agents/skills/review/SKILL.md: unknown field odd")
+    cache = SoulCache()  # a cache's revalidated skills are the same, first read and again
+    assert cache.load_skills(location, **kwargs) == skills
+    assert cache.load_skills(location, **kwargs) == skills

@@ -58,3 +58,34 @@ def test_check_reports_skill_warnings_and_fails_on_them_when_strict(tmp_path: Pa
     assert run("check", str(home), "--strict", "-q").stderr == ""
     (home / "skills" / "odd" / "SKILL.md").write_text(SKILL.format(name="odd", extra=""))
     assert run("check", str(home), "--strict").returncode == 0
+
+
+def test_inspect_json_carries_the_skills_and_a_home_without_any_says_nothing(tmp_path: Path) -> None:
+    home = home_with_skills(tmp_path)
+    data = json.loads(run("inspect", str(home), "--json").stdout)
+    assert [skill["name"] for skill in data["skills"]["skills"]] == ["good", "odd"]
+    assert data["skills"]["warnings"] == [f"{home}/skills/odd/SKILL.md: unknown field colour"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "SOUL.md").write_text("You are Plain.")
+    assert "skills" not in json.loads(run("inspect", str(plain), "--json").stdout)
+
+
+def test_audit_reads_skills_only_when_asked(tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet"
+    home_with_skills(fleet)
+    (fleet / "plain").mkdir()
+    (fleet / "plain" / "SOUL.md").write_text("You are Plain.")
+    plain = run("audit", str(fleet))
+    lines = [json.loads(line) for line in plain.stdout.splitlines()]
+    assert all("skill_warnings" not in line and "skills" not in line["issues"] for line in lines)
+    assert "skill" not in plain.stderr
+    checked = run("audit", str(fleet), "--skills", "--fail-on", "skills")
+    assert checked.returncode == 1
+    by_name = {Path(line["location"]).name: line for line in map(json.loads, checked.stdout.splitlines())}
+    assert by_name["aster"]["issues"] == ["skills"]
+    assert by_name["aster"]["skill_warnings"] == [f"{fleet}/aster/skills/odd/SKILL.md: unknown field colour"]
+    assert by_name["plain"]["issues"] == []
+    assert "skill_warnings" not in by_name["plain"]
+    assert "1 missing SOUL.md" not in checked.stderr
+    assert ", 1 with skill warnings, 0 errors;" in checked.stderr

@@ -99,6 +99,7 @@ def _run(args: argparse.Namespace) -> int:
             engine=args.engine,
             executor=executor,
             concurrency=args.concurrency,
+            skills=args.skills,
             **budget_kwargs(args),
         )
         stack.callback(results.close)
@@ -121,6 +122,9 @@ def register(subparsers: Subparsers) -> None:
         metavar="PREFIX",
         help="a folder or URL whose direct children are persona folders or bundles "
         "(itself one persona if it holds a bootstrap file or is a bundle)",
+    )
+    parser.add_argument(
+        "--skills", action="store_true", help="also check each persona's Agent Skills (issue: skills)"
     )
     parser.add_argument(
         "--fail-on",

@@ -55,10 +55,6 @@ def _warn_if_empty(report: SoulReport, profile: str | None) -> None:
         warn(f"no bootstrap file{of_profile} in {report.location}")
 
 
-def _skills(args: argparse.Namespace) -> SkillSet:
-    return load_skills(home(args.location), storage_options=args.storage_options, engine=args.engine)
-
-
 # -- inspect's table: one row per bootstrap name, then a summary (and the budget's) ---------
 
 
@@ -161,10 +157,7 @@ def _inspect(args: argparse.Namespace) -> int:
         emit_json(_report_json(report))
     else:
         emit(format_table(report))
-        try:
-            skills = _skills(args)
-        except (OSError, ValueError):
-            skills = SkillSet()  # the table has said what cannot be read
+        skills = report.skills if report.skills is not None else SkillSet()  # none under a profile
         if len(skills):
             emit(f"\nskills ({len(skills)}):\n{skill_rows(skills)}")
         for message in skills.warnings:
@@ -185,7 +178,10 @@ def _check(args: argparse.Namespace) -> int:
         return 1
     if not (args.quiet or args.json):
         emit("".join(f"{name}\n" for name in report.found))
-    warnings = _skills(args).warnings
+    skills = report.skills
+    if skills is None:  # a profile's report: the agent's skills all the same
+        skills = load_skills(home(args.location), storage_options=args.storage_options, engine=args.engine)
+    warnings = skills.warnings
     for message in () if args.quiet else warnings:
         warn(message)
     return 1 if args.strict and warnings else 0

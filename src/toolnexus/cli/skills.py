@@ -37,21 +37,7 @@ def _skills(args: argparse.Namespace) -> int:
     if args.prompt:
         emit(skills.prompt() + "\n" if len(skills) else "")
     elif args.json:
-        emit_json(
-            {
-                "skills": [
-                    {
-                        "name": skill.name,
-                        "description": skill.description,
-                        "location": skill.location,
-                        "origin": skill.origin,
-                        "status": "warning" if skill.warnings else "ok",
-                    }
-                    for skill in skills
-                ],
-                "warnings": list(skills.warnings),
-            }
-        )
+        emit_json(skills.to_dict())
     else:
         emit(skill_rows(skills))
     for message in skills.warnings if not args.json else ():

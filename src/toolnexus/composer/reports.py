@@ -86,14 +86,20 @@ class SoulReport(NamedTuple):
     #: TOOLS.md, then HEARTBEAT.md and MEMORY.md (see :mod:`toolnexus.composer.parts`), for
     #: placing prompt-cache breakpoints. Not in :meth:`to_dict` (it repeats the soul).
     parts: tuple[SoulPart, ...] = ()
+    #: The home's Agent Skills (a ``toolnexus.SkillSet``), read beside the soul, never in it;
+    #: ``None`` where they were not read (a profile's or named files' report).
+    skills: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: ``{"location", "soul", "found", "files"}`` (and ``"budget"`` under one)."""
+        """JSON-ready form: ``{"location", "soul", "found", "files"}`` (and ``"budget"`` under one,
+        ``"skills"`` when the home has skills or skill warnings)."""
         budget = {} if self.budget is None else {"budget": self.budget.to_dict()}
+        has_skills = self.skills is not None and (len(self.skills) or self.skills.warnings)
         return {
             "location": self.location,
             "soul": self.soul,
             "found": list(self.found),
             "files": [report.to_dict() for report in self.files],
             **budget,
+            **({"skills": self.skills.to_dict()} if has_skills else {}),
         }

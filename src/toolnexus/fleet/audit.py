@@ -31,6 +31,7 @@ def audit(
     concurrency: int = 64,
     follow_external_symlinks: bool = False,
     engine: str = DEFAULT_ENGINE,
+    skills: bool = False,
 ) -> Generator[PersonaAudit, None, None]:
     """Audit every persona under ``prefix``: one :class:`PersonaAudit` each, in listing order.
 
@@ -45,6 +46,8 @@ def audit(
 
     ``budget`` and ``profile`` fit each persona as :func:`inspect_soul` does (``over-budget``;
     under a profile every child folder is a persona). ``engine`` as for :func:`compose_soul`.
+    ``skills=True`` also reads each persona's Agent Skills (one listing per skills folder more):
+    their warnings are the ``skills`` issue and each line's ``skill_warnings``.
     """
     names, budget = select_names(profile=profile), checked_budget(budget)  # bad ones fail here, named
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
@@ -58,6 +61,6 @@ def audit(
     follow, reads = follow_external_symlinks, _READS_PER_PERSONA * concurrency
     options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
     source = resolve(path, **options, engine=engine, reads=reads)
-    listing = list_prefix(source, path, Target(fs, follow, budget, names, profile))
+    listing = list_prefix(source, path, Target(fs, follow, budget, names, profile, skills=skills))
     refuse_fork(executor, listing.target)
     return run(listing)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from toolnexus.composer.rules import SoulReport
 from toolnexus.fleet.listing import Candidate, Target
 from toolnexus.fleet.results import PersonaAudit
+from toolnexus.skills import skills_beside
 from toolnexus.soul.compose import inspect_source, inspect_source_async
 
 __all__ = ["check", "check_async", "check_batch", "failed"]
@@ -29,7 +30,10 @@ def failed(target: Target, path: str, error: Exception) -> PersonaAudit:
 
 def check(target: Target, candidate: Candidate) -> PersonaAudit | None:
     try:
-        report = inspect_source(target.source(candidate[0]), budget=target.budget, names=target.names)
+        source = target.source(candidate[0])
+        report = inspect_source(source, budget=target.budget, names=target.names)
+        if target.skills:
+            report = report._replace(skills=skills_beside(source))
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(target, candidate, report)
@@ -39,6 +43,8 @@ async def check_async(target: Target, candidate: Candidate) -> PersonaAudit | No
     try:
         source = target.source(candidate[0])
         report = await inspect_source_async(source, budget=target.budget, names=target.names)
+        if target.skills:
+            report = report._replace(skills=await asyncio.to_thread(skills_beside, source))
     except Exception as error:
         return failed(target, candidate[0], error)
     return _result(target, candidate, report)

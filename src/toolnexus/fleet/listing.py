@@ -40,6 +40,8 @@ class Target:
     #: Whether a worker forked from this process can read the personas (obstore's runtime cannot).
     fork_safe: bool = True
     home: SourceBase | None = None
+    #: Whether each persona's Agent Skills are read too (their warnings: the ``skills`` issue).
+    skills: bool = False
 
     @property
     def local(self) -> bool:

@@ -17,7 +17,15 @@ __all__ = ["AUDIT_ISSUES", "AuditSummary", "PersonaAudit"]
 
 #: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
 #: soul cut to a budget, invalid bytes replaced, a UTF-16 file, no SOUL.md, a persona that failed.
-AUDIT_ISSUES: tuple[str, ...] = ("truncated", "over-budget", "invalid", "utf16", "missing-soul", "error")
+AUDIT_ISSUES: tuple[str, ...] = (
+    "truncated",
+    "over-budget",
+    "invalid",
+    "utf16",
+    "missing-soul",
+    "skills",
+    "error",
+)
 
 
 class PersonaAudit(NamedTuple):
@@ -50,6 +58,8 @@ class PersonaAudit(NamedTuple):
                 found.add("missing-soul")
             if file.budget_truncated or file.omitted:
                 found.add("over-budget")
+        if self.report.skills is not None and self.report.skills.warnings:
+            found.add("skills")
         return frozenset(found)
 
     @property
@@ -62,11 +72,14 @@ class PersonaAudit(NamedTuple):
 
         ``files`` are :meth:`FileReport.to_dict` (as ``inspect --json`` prints them); ``issues``
         are in :data:`AUDIT_ISSUES` order; ``error`` is ``{"type", "message"}`` or ``None``;
-        ``soul_tokens`` is there when the budget counts tokens (``--tokens``).
+        ``soul_tokens`` is there when the budget counts tokens (``--tokens``), ``skill_warnings``
+        when the audit read skills (``--skills``) and found any.
         """
         report = self.report
         soul = report.soul if report is not None else None
         tokens = {} if self.soul_tokens is None else {"soul_tokens": self.soul_tokens}
+        skills = report.skills if report is not None else None  # read by audit(skills=True) only
+        warnings = {"skill_warnings": list(skills.warnings)} if skills is not None and skills.warnings else {}
         return {
             "location": self.location,
             "found": list(report.found) if report is not None else [],
@@ -74,6 +87,7 @@ class PersonaAudit(NamedTuple):
             "soul_chars": len(soul) if soul is not None else None,
             "soul_bytes": len(soul.encode("utf-8")) if soul is not None else None,
             **tokens,
+            **warnings,
             "issues": [issue for issue in AUDIT_ISSUES if issue in self.issues],
             "error": None
             if self.error is None
@@ -88,6 +102,7 @@ _LABELS = (
     ("invalid", "with invalid bytes"),
     ("utf16", "not UTF-8"),
     ("missing-soul", "missing SOUL.md"),
+    ("skills", "with skill warnings"),
     ("error", "error"),
 )
 
@@ -127,6 +142,7 @@ class AuditSummary:
         counts = ", ".join(
             f"{self.counts[issue]} {label}{'s' if issue == 'error' and self.counts[issue] != 1 else ''}"
             for issue, label in _LABELS
+            if issue != "skills" or self.counts[issue]  # only an audit that read skills finds any
         )
         noun = "persona" if self.personas == 1 else "personas"
         return (

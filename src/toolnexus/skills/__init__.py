@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from toolnexus.errors import BootstrapError
 from toolnexus.skills.catalog import MAX_RESOURCE_BYTES, MAX_SKILL_MD_BYTES, SkillSet, SkillTool
 from toolnexus.skills.discovery import HOME_FOLDERS, MAX_SKILLS_PER_ROOT, Skill, discover
 from toolnexus.skills.wellknown import well_known_skills
-from toolnexus.sources import DEFAULT_ENGINE
+from toolnexus.sources import DEFAULT_ENGINE, SourceBase
 
 __all__ = [
     "HOME_FOLDERS",
@@ -27,6 +28,7 @@ __all__ = [
     "SkillSet",
     "SkillTool",
     "load_skills",
+    "skills_beside",
 ]
 
 
@@ -47,3 +49,12 @@ def load_skills(
         location, tuple(extra), storage_options, fs, engine=engine, fetch=well_known_skills
     )
     return SkillSet(tuple(skills), tuple(warnings))
+
+
+def skills_beside(source: SourceBase) -> SkillSet:
+    """A resolved home's skills for a report (``inspect_soul``, ``audit``): a home whose skills
+    cannot be listed gives a warning, never the report's error (its soul was read)."""
+    try:
+        return load_skills(source)
+    except (OSError, BootstrapError) as error:
+        return SkillSet((), (f"{source.location}: skills not read ({error})",))

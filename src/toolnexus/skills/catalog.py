@@ -63,6 +63,21 @@ class SkillSet(Sequence[Skill]):
         """Every skill the model may activate (``disable-model-invocation`` ones are not)."""
         return [skill.name for skill in self.skills if not skill.disable_model_invocation]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``toolnexus skills --json``, ``inspect --json``): each skill's name,
+        description, location, origin and status, then the warnings."""
+        rows = [
+            {
+                "name": skill.name,
+                "description": skill.description,
+                "location": skill.location,
+                "origin": skill.origin,
+                "status": "warning" if skill.warnings else "ok",
+            }
+            for skill in self.skills
+        ]
+        return {"skills": rows, "warnings": list(self.warnings)}
+
     def get(self, name: str) -> Skill:
         for skill in self.skills:
             if skill.name == name:
@@ -141,10 +156,10 @@ class SkillSet(Sequence[Skill]):
             return ToolReply(
                 f"error: {path!r} is not a path inside the skill (no '..', no absolute paths)", is_error=True
             )
-        files = _files(skill)
+        clean = clean.removeprefix("./")
+        files = _files(skill, clean)  # that file alone
         if isinstance(files, ToolReply):
             return files
-        clean = clean.removeprefix("./")
         if clean not in files:
             return ToolReply(f"error: the skill {name!r} has no file {clean!r}", is_error=True)
         data, size = files[clean]
@@ -175,10 +190,11 @@ class SkillSet(Sequence[Skill]):
         return SkillTool(self)
 
 
-def _files(skill: Skill) -> Mapping[str, tuple[bytes, int | None]] | ToolReply:
-    """The skill's files as its home holds them now, or the error as the tool's answer."""
+def _files(skill: Skill, only: str | None = None) -> Mapping[str, tuple[bytes, int | None]] | ToolReply:
+    """The skill's files (or the one named ``only``) as its home holds them now, or the error
+    as the tool's answer."""
     try:
-        return skill.files(MAX_RESOURCE_BYTES)
+        return skill.files(MAX_RESOURCE_BYTES, only)
     except Exception as error:  # the home changed or went away since the catalog was made
         return ToolReply(f"error: the skill {skill.name!r} cannot be read now ({error})", is_error=True)
 

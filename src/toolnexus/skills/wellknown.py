@@ -72,7 +72,7 @@ def _entry(index_url: str, origin: str, entry: dict[str, Any]) -> tuple[Skill | 
     if digest != f"sha256:{hashlib.sha256(data).hexdigest()}":
         return None, [f"{url}: skipped: its sha256 does not match the index's digest {digest!r}"]
     if kind == "skill-md":
-        files: Files = lambda limit: {"SKILL.md": (data[: limit + 1], len(data))}  # noqa: E731
+        files: Files = lambda limit, only: {"SKILL.md": (data[: limit + 1], len(data))}  # noqa: E731
         return skill_from(data, name, url, origin, files)
     try:
         members = _archive_members(url, data)
@@ -80,7 +80,7 @@ def _entry(index_url: str, origin: str, entry: dict[str, Any]) -> tuple[Skill | 
         return None, [f"{url}: skipped: unreadable archive ({error})"]
     if "SKILL.md" not in members:
         return None, [f"{url}: skipped: no SKILL.md at the archive's root"]
-    return skill_from(members["SKILL.md"][0], name, f"{url}/SKILL.md", origin, lambda limit: members)
+    return skill_from(members["SKILL.md"][0], name, f"{url}/SKILL.md", origin, lambda limit, only: members)
 
 
 def _archive_members(url: str, data: bytes) -> dict[str, tuple[bytes, int | None]]:

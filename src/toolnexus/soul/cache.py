@@ -17,6 +17,8 @@ from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.fitting import fitted_soul
 from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
+from toolnexus.skills import SkillSet
+from toolnexus.skills.revalidation import SkillsMemo
 from toolnexus.soul.snapshot import Snapshot, advance
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 
@@ -104,6 +106,7 @@ class SoulCache:
         self._held: OrderedDict[Hashable, _Held] = OrderedDict()
         #: Locations already resolved (a source holds nothing that goes stale: each call reads).
         self._sources: dict[Hashable, tuple[SourceBase, Hashable]] = {}
+        self._skills: OrderedDict[Hashable, SkillsMemo] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -114,6 +117,7 @@ class SoulCache:
         with self._lock:
             self._held.clear()
             self._sources.clear()
+            self._skills.clear()
 
     def compose_soul(
         self,
@@ -168,6 +172,25 @@ class SoulCache:
         except OSError as error:
             return self._failed(call, error)
         return self._after(call, snapshot)
+
+    def load_skills(
+        self,
+        dir: str | os.PathLike[str] | Any,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        fs: Any = None,
+        follow_external_symlinks: bool = False,
+        engine: str = DEFAULT_ENGINE,
+    ) -> SkillSet:
+        """:func:`load_skills` of the home ``dir`` (no shared roots), each SKILL.md revalidated
+        as the soul's files are: listed again, read again only if changed (an S3 home: 304s)."""
+        source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
+        with self._lock:
+            memo = self._skills.setdefault(key, SkillsMemo())
+            self._skills.move_to_end(key)
+            while len(self._skills) > self.max_personas:
+                self._skills.popitem(last=False)
+        return memo.load(source)
 
     def _begin(
         self, source: SourceBase, key: Hashable, names: tuple[str, ...], budget: Budget | None

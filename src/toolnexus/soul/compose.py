@@ -20,6 +20,7 @@ from toolnexus.composer.rules import (
     compose_report,
     compose_sections,
 )
+from toolnexus.skills import skills_beside
 from toolnexus.sources import DEFAULT_ENGINE, Entry, Reading, SourceBase, resolve
 
 if TYPE_CHECKING:
@@ -184,7 +185,8 @@ def inspect_soul(
 
     Sizes over the cap are looked up exactly (maybe one request per oversized remote file); each
     file's report names its ``layer``, and with a ``budget`` its ``chars``, ``tokens``, ``kept``,
-    ``budget_truncated`` and ``omitted``. ``on_error="report"`` (``toolnexus inspect``) makes an
+    ``budget_truncated`` and ``omitted``; ``skills`` is the home's :class:`SkillSet` (``None``
+    with ``files`` or ``profile``). ``on_error="report"`` (``toolnexus inspect``) makes an
     unreadable file a row with status ``"error"`` and the soul what the others give; a home that
     cannot be read at all still raises.
     """
@@ -199,8 +201,13 @@ def inspect_soul(
         if on_error != "report":
             raise
         reading, errors = _read_each(source, names, failure)
-        return _report(reading, source.location, names, budget, errors)
-    return _report(read, source.location, names, budget)
+        report = _report(reading, source.location, names, budget, errors)
+    else:
+        report = _report(read, source.location, names, budget)
+    # Skills are the agent's files' (as a session sees them): not a profile's, not named files'.
+    return (
+        report if files is not None or profile is not None else report._replace(skills=skills_beside(source))
+    )
 
 
 def inspect_source(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import hashlib
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from toolnexus.errors import BootstrapError
@@ -49,6 +49,10 @@ class BootstrapSource(Protocol):
         ...
 
     def read(self, names: Sequence[str], limit: int) -> Mapping[str, bytes]: ...
+
+
+#: Which files of a folder :meth:`SourceBase.read_folder` reads, by their path below it.
+Match = Callable[[str], bool]
 
 
 class Entry(NamedTuple):
@@ -144,9 +148,10 @@ class SourceBase:
         """Which cached persona this is: equal keys share a cache entry."""
         return (type(self).__qualname__, self.location, getattr(self, "folder", None))
 
-    def read_folder(self, folder: str, limit: int) -> Reading:
-        """Every regular file below ``folder`` by its path in the home (``memory/a.md``), hidden
-        names left out, no symlink followed; by default none."""
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
+        """Every regular file below ``folder`` (the topic files), keyed by its path in the home
+        (``memory/a.md``), hidden names left out, no symlink followed; with ``match``, only the
+        files whose path below ``folder`` it accepts are read. Default: none (no listing)."""
         return Reading(self.location, {})
 
     def children(self) -> Pages | None:

@@ -16,7 +16,7 @@ from toolnexus._fs import is_hidden
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error, read_error
 from toolnexus.sources.archive_home import home_prefix, member_path, open_bundle_file, twice
-from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
+from toolnexus.sources.base import Entry, Match, Reading, SourceBase, read_only
 from toolnexus.sources.registry import ArchiveFile, ArchiveKind, ArchiveOpener
 
 if TYPE_CHECKING:
@@ -61,14 +61,19 @@ class BundleSource(SourceBase):
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         raise read_only(self.location, "a zip bundle (read-only)", ZIP.read_only_reason)
 
-    def read_folder(self, folder: str, limit: int) -> Reading:
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
         with self._opened() as archive:
             members, prefix = self._home(archive, BOOTSTRAP_ORDER)
             below = f"{prefix}{folder}/" if folder else prefix  # "": the whole home
             entries: dict[str, Entry] = {}
             for path, member in members:
-                relative = path[len(prefix) :]
-                if path.startswith(below) and not member.is_dir() and not is_hidden(path[len(below) :]):
+                relative, inside = path[len(prefix) :], path[len(below) :]
+                if (
+                    path.startswith(below)
+                    and not member.is_dir()
+                    and not is_hidden(inside)
+                    and (match is None or match(inside))
+                ):
                     entries[relative] = self._member(archive, member, path, limit)
             return Reading(self.location, entries)
 

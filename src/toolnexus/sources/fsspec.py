@@ -12,7 +12,7 @@ from typing import Any, ClassVar, cast
 from toolnexus._aio import await_on_loop
 from toolnexus._fs import fsspec_files, is_empty_range_error
 from toolnexus.errors import BootstrapError, location_error, read_error
-from toolnexus.sources.base import Entry, Reading, SourceBase, fs_token, read_only
+from toolnexus.sources.base import Entry, Match, Reading, SourceBase, fs_token, read_only
 from toolnexus.sources.children import Pages, fsspec_children
 from toolnexus.sources.registry import (
     ArchiveFile,
@@ -222,17 +222,32 @@ class FsspecSource(SourceBase):
             entries[name] = Entry(data, size)
         return entries
 
-    def read_folder(self, folder: str, limit: int) -> Reading:
-        """One fresh listing of the folder, then one batch of capped reads (a bundle reads its own)."""
-        info = self._fresh_info(self.path, None)
-        if info.get("type") == "file":
-            return self._bundle(info).read_folder(folder, limit)
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
+        """One fresh listing of the folder, then one batch of capped reads. Only a folder that
+        lists nothing costs a lookup (an empty home: one listing; else a bundle or no home), and
+        a bundle's name is looked up first."""
         try:
-            names = [f"{folder}/{path}" for path in sorted(fsspec_files(self.fs, self.path_of(folder)))]
+            listed = [] if self._looks_like_bundle() else self._listing(folder)
+            home_is_folder = bool(listed) or (not self._looks_like_bundle() and self.fs.isdir(self.path))
+        except Exception as error:
+            raise read_error(error, self.location, folder) from error
+        if not home_is_folder:
+            info = self._fresh_info(self.path, None)
+            if info.get("type") == "file":
+                return self._bundle(info).read_folder(folder, limit, match=match)
+            listed = self._listing(folder)  # a folder named like a bundle
+        names = [f"{folder}/{path}" for path in listed if match is None or match(path)]
+        try:
             results = self._fetch(names, limit) if names else []
         except Exception as error:
             raise read_error(error, self.location, folder) from error
         return Reading(self.location, self._entries(names, results, limit, False, folders=False))
+
+    def _listing(self, folder: str) -> list[str]:
+        try:
+            return sorted(fsspec_files(self.fs, self.path_of(folder)))
+        except Exception as error:
+            raise read_error(error, self.location, folder) from error
 
     def _nothing_found(self, names: Sequence[str], limit: int, exact_sizes: bool) -> Reading:
         """No name was there: an empty home (one listing), a bundle, or no home at all."""

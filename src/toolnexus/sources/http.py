@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolnexus._aio import run_on_loop
-from toolnexus.sources.base import Reading
+from toolnexus.sources.base import Match, Reading
 from toolnexus.sources.fsspec import FsspecSource
 
 _CHUNK = 64 * 1024
@@ -17,9 +17,9 @@ _CHUNK = 64 * 1024
 class HttpSource(FsspecSource):
     """A home on an fsspec HTTP filesystem: ``HttpSource(HTTPFileSystem(), "https://host/aster")``."""
 
-    def read_folder(self, folder: str, limit: int) -> Reading:
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
         if self._looks_like_bundle():
-            return super().read_folder(folder, limit)
+            return super().read_folder(folder, limit, match=match)
         return Reading(self.location, {})
 
     def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from toolnexus.sources.base import BootstrapSource, Entry, Reading, SourceBase, as_source
+from toolnexus.sources.base import BootstrapSource, Entry, Match, Reading, SourceBase, as_source
 
 if TYPE_CHECKING:
     from toolnexus.stores.base import MemoryStore
@@ -56,8 +56,8 @@ class LayeredSource(SourceBase):
                     merged[name] = Entry(entry.data, entry.size, entry.origin or reading.location, entry.why)
         return Reading(self.location, merged)
 
-    def read_folder(self, folder: str, limit: int) -> Reading:
-        return self._merge([layer.read_folder(folder, limit) for layer in self.layers])
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
+        return self._merge([layer.read_folder(folder, limit, match=match) for layer in self.layers])
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         """The top layer's writer: a persona's own notes never land in a shared base."""

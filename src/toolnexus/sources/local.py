@@ -13,7 +13,7 @@ from collections.abc import Hashable, Sequence
 
 from toolnexus._fs import DIR_FLAGS, FILE_FLAGS, read_capped, read_local_files, stat_validator
 from toolnexus.errors import BootstrapError, location_error, read_error
-from toolnexus.sources.base import Entry, Reading, SourceBase, by_content
+from toolnexus.sources.base import Entry, Match, Reading, SourceBase, by_content
 from toolnexus.sources.children import Pages, local_children
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.registry import ArchiveFile, archive_for_file, not_a_folder
@@ -114,13 +114,14 @@ class LocalSource(SourceBase):
             prefixes[name] = data
         return prefixes
 
-    def read_folder(self, folder: str, limit: int) -> Reading:
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
         """Reached one folder at a time, no symlink followed (a symlinked folder is an error)."""
         if not os.path.isdir(self.root):
-            return self.bundle().read_folder(folder, limit)
+            return self.bundle().read_folder(folder, limit, match=match)
         try:
             files = {
-                path: Entry(data, size) for path, data, size in read_local_files(self.root, folder, limit)
+                path: Entry(data, size)
+                for path, data, size in read_local_files(self.root, folder, limit, match)
             }
         except OSError as error:
             raise read_error(error, self.location, error.filename or folder) from error

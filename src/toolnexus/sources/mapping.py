@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from toolnexus._fs import is_hidden
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError
-from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
+from toolnexus.sources.base import Entry, Match, Reading, SourceBase, read_only
 
 if TYPE_CHECKING:
     from toolnexus.stores.base import Change, Moved, Plan
@@ -46,10 +46,14 @@ class DictSource(SourceBase):
             self.location, {name: self._entry(name, limit) for name in names if name in self.files}
         )
 
-    def read_folder(self, folder: str, limit: int) -> Reading:
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
         prefix = f"{folder}/"
         below = sorted(
-            key for key in self.files if key.startswith(prefix) and not is_hidden(key[len(prefix) :])
+            key
+            for key in self.files
+            if key.startswith(prefix)
+            and not is_hidden(key[len(prefix) :])
+            and (match is None or match(key[len(prefix) :]))
         )
         return Reading(self.location, {name: self._entry(name, limit) for name in below})
 

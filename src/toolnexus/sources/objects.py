@@ -11,6 +11,7 @@ meanwhile (412) is read again from the start, never mixed. Its freshness is one 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import zipfile
 from collections.abc import Callable, Coroutine, Hashable, Sequence
@@ -19,7 +20,7 @@ from typing import IO, Any, NamedTuple, TypeVar, cast
 from toolnexus._aio import await_on_loop
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, read_error
-from toolnexus.sources.base import Reading, SourceBase, by_content
+from toolnexus.sources.base import Match, Reading, SourceBase, by_content
 from toolnexus.sources.bundle import ZIP, BundleSource
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
@@ -145,15 +146,20 @@ class TailArchive(io.RawIOBase):
         for (start, _), body in zip(spans, self.remote.run(fetch_all), strict=True):
             self._pieces[start] = body
 
-    def prefetch_members(self, names: Sequence[str], folder: str | None, limit: int) -> None:
-        """Fetch every member that may be one of ``names`` in one concurrent batch; never assets."""
+    def prefetch_members(
+        self, names: Sequence[str], folder: str | None, limit: int, wanted: Match | None = None
+    ) -> None:
+        """Fetch every member that may be one of ``names`` (or that ``wanted`` accepts by its
+        path) in one concurrent batch; never assets."""
         with zipfile.ZipFile(self) as archive:
             members = archive.infolist()
             directory_start = archive.start_dir
         starts = sorted({member.header_offset for member in members} | {directory_start})
         spans: list[tuple[int, int]] = []
         for member in members:
-            if member.is_dir() or not _may_be_wanted(member.filename, names, folder):
+            if member.is_dir():
+                continue
+            if not (_may_be_wanted(member.filename, names, folder) or (wanted and wanted(member.filename))):
                 continue
             data = min(member.compress_size, limit + 1 + _DEFLATE_OVERHEAD)
             want = 30 + len(member.filename.encode()) + len(member.extra) + data + MEMBER_SLACK
@@ -195,6 +201,7 @@ def open_tail_archive(
     *,
     folder: str | None = None,
     if_none_match: str | None = None,
+    wanted: Match | None = None,
 ) -> TailArchive | NotModified:
     """The tail of the zip ``remote`` and the members that may be wanted (see the module);
     ``NOT_MODIFIED`` when its ETag is still ``if_none_match``."""
@@ -204,7 +211,7 @@ def open_tail_archive(
             return NOT_MODIFIED
         archive = TailArchive(remote, tail)
         try:
-            archive.prefetch_members(names, folder, limit)
+            archive.prefetch_members(names, folder, limit, wanted)
         except ObjectChangedError:
             continue  # replaced between the tail and the members: read the new version whole
         except zipfile.BadZipFile:
@@ -236,6 +243,21 @@ class TailZipBundle(BundleSource):
         opener = _tail_opener(self.remote, self.folder, names, limit)
         bundle = BundleSource(opener, self.location, self.folder)
         return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
+
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
+        """The folder's files that ``match`` accepts (each skill's SKILL.md) fetched with the
+        tail in one batch, not one by one as ``zipfile`` comes to them."""
+
+        def wanted(path: str) -> bool:
+            inside = f"/{path}".partition(f"/{folder}/")[2] if folder else path
+            return bool(inside) and (match is None or match(inside))
+
+        def opener() -> IO[bytes]:
+            return cast(
+                IO[bytes], open_tail_archive(self.remote, (), limit, folder=self.folder, wanted=wanted)
+            )
+
+        return BundleSource(opener, self.location, self.folder).read_folder(folder, limit, match=match)
 
     def changed_since(
         self, since: Validators | None, names: Sequence[str], limit: int
@@ -284,6 +306,13 @@ class ObjectHome(FsspecSource):
             return self.open_bundle(kind).read_entries(names, limit, exact_sizes=exact_sizes)
         except FileNotFoundError:
             return None  # no such object: a folder named *.zip, or no home (the reads tell)
+
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
+        """A zip's name: read from its tail, no HEAD (as :meth:`read_named_bundle`)."""
+        if kind_by_name(self.path) is ZIP:
+            with contextlib.suppress(FileNotFoundError):  # a folder named *.zip, or no home
+                return self.open_bundle(ZIP).read_folder(folder, limit, match=match)
+        return super().read_folder(folder, limit, match=match)
 
     async def conditional_gets(
         self, since: Validators | None, names: Sequence[str], limit: int

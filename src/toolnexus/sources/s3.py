@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from toolnexus._aio import run_on_loop
+from toolnexus._fs import is_hidden
 from toolnexus.errors import read_error
 from toolnexus.sources.base import fs_token
 from toolnexus.sources.children import LIST_PAGE_SIZE, Child, Pages, no_such_prefix
@@ -95,6 +96,20 @@ class S3Source(ObjectHome):
         config = dict(options.get("config_kwargs") or {})
         config.setdefault("max_pool_connections", reads)
         return {**options, "config_kwargs": config}
+
+    def _listing(self, folder: str) -> list[str]:
+        """One LIST: s3fs's ``find`` looks an empty folder up again (a HEAD, a LIST) unless
+        it lists by ``prefix``."""
+        below = f"{self.path.rstrip('/')}/{folder}/".lstrip("/")
+        self.fs.invalidate_cache(self.path)
+        try:
+            found = self.fs.find(self.path, detail=True, prefix=f"{folder}/")
+        except FileNotFoundError:
+            return []
+        except Exception as error:
+            raise read_error(error, self.location, folder) from error
+        paths = (str(path).removeprefix(below) for path, info in found.items() if info.get("type") == "file")
+        return sorted(path for path in paths if path and not is_hidden(path))
 
     def children(self) -> Pages | None:
         """``ListObjectsV2`` pages as they are asked for (the first now: a missing prefix fails

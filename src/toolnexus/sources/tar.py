@@ -14,7 +14,7 @@ from toolnexus._fs import is_hidden
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError
 from toolnexus.sources.archive_home import home_prefix, member_path, open_bundle_file, twice
-from toolnexus.sources.base import Entry, Reading, SourceBase, read_only
+from toolnexus.sources.base import Entry, Match, Reading, SourceBase, read_only
 from toolnexus.sources.registry import ArchiveFile, ArchiveKind
 
 if TYPE_CHECKING:
@@ -99,8 +99,8 @@ class TarSource(SourceBase):
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         return self._pass(lambda stream: self._scan(stream, names, limit))
 
-    def read_folder(self, folder: str, limit: int) -> Reading:
-        return self._pass(lambda stream: self._scan_folder(stream, folder, limit))
+    def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
+        return self._pass(lambda stream: self._scan_folder(stream, folder, limit, match))
 
     def _pass(self, scan: Callable[[_Bounded], Reading]) -> Reading:
         with open_bundle_file(self.file.open_stream, self.location) as raw:
@@ -111,21 +111,25 @@ class TarSource(SourceBase):
             except (tarfile.TarError, EOFError, OSError, lzma.LZMAError, ValueError) as error:
                 raise BootstrapError(f"{self.location}: corrupt tar bundle ({error})") from error
 
-    def _scan_folder(self, stream: _Bounded, folder: str, limit: int) -> Reading:
+    def _scan_folder(self, stream: _Bounded, folder: str, limit: int, match: Match | None) -> Reading:
         paths: list[str] = []
         candidates: dict[str, Entry] = {}
         with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
             for member in archive:
                 path = member_path(member.name, dot_prefixed=True).rstrip("/")
                 paths.append(path + ("/" if member.isdir() else ""))
-                if member.isreg() and (not folder or f"/{folder}/" in f"/{path}"):
+                inside = f"/{path}".rpartition(f"/{folder}/")[2] if folder else path
+                wanted = not folder or f"/{folder}/" in f"/{path}"
+                if member.isreg() and wanted and (match is None or match(inside)):
                     candidates[path] = self._entry(archive, member, limit)
         prefix = home_prefix(paths, BOOTSTRAP_ORDER, self.folder, self.location, "tar")
         below = f"{prefix}{folder}/" if folder else prefix  # "": the whole home
         entries = {
             path[len(prefix) :]: entry
             for path, entry in candidates.items()
-            if path.startswith(below) and not is_hidden(path[len(below) :])
+            if path.startswith(below)
+            and not is_hidden(path[len(below) :])
+            and (match is None or match(path[len(below) :]))
         }
         return Reading(self.location, entries)
 
