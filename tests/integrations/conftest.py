@@ -31,4 +31,3 @@ def skilled(home: Path) -> Path:
 def bundle(home: Path, tmp_path: Path) -> Path:
     write_bundle(home, tmp_path / "aster.zip")
     return tmp_path / "aster.zip"
-

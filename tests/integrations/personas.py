@@ -12,7 +12,9 @@ NOTE = "- Mira takes her tea without sugar."
 APPEND = {"command": "append", "content": NOTE}
 #: A call the memory tool refuses: a tool error, never a crash.
 BAD = {"command": "replace", "old": "no such text", "new": "x"}
-BAD_REPLY = "error: 'old' does not occur in MEMORY.md; call view and copy the text exactly. Nothing was changed."
+BAD_REPLY = (
+    "error: 'old' does not occur in MEMORY.md; call view and copy the text exactly. Nothing was changed."
+)
 
 SKILL = b"---\nname: brew\ndescription: How to brew tea for Mira.\n---\nSteep for three minutes.\n"
 

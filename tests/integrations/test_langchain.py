@@ -61,7 +61,8 @@ def test_anthropic_gets_cache_breakpoints_after_the_stable_part_and_the_soul(hom
     blocks = server.requests[0].body["system"]
     assert "".join(block["text"] for block in blocks) == compose_soul(home)[0]
     assert [block.get("cache_control") for block in blocks] == [{"type": "ephemeral"}] * 2
-    assert "## TOOLS.md" in blocks[0]["text"] and "## MEMORY.md" not in blocks[0]["text"]  # the stable part
+    assert "## TOOLS.md" in blocks[0]["text"]
+    assert "## MEMORY.md" not in blocks[0]["text"]
     assert blocks[1]["text"].startswith("\n\n## HEARTBEAT.md")
 
 

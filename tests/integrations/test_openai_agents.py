@@ -16,9 +16,9 @@ from toolnexus.agents import Budget, compose_soul
 
 def agent(server: ProviderServer, home: Any, **options: Any) -> tuple[Any, Any]:
     """The persona and an Agents SDK agent wired to it as the issue's one line does."""
-    from agents import Agent, OpenAIChatCompletionsModel, set_tracing_disabled  # noqa: PLC0415
     from openai import AsyncOpenAI  # noqa: PLC0415
 
+    from agents import Agent, OpenAIChatCompletionsModel, set_tracing_disabled  # noqa: PLC0415
     from toolnexus.integrations.openai_agents import Persona  # noqa: PLC0415
 
     set_tracing_disabled(True)
@@ -37,7 +37,9 @@ def run(aster: Any, prompt: str) -> str:
 
 def test_the_soul_is_the_instructions_and_an_edit_shows_in_the_next_run(home: Path) -> None:
     before = system_of(home)
-    with provider_server("openai", scripted(Calls([("memory", APPEND)]), Text("noted"), Text("hi"))) as server:
+    with provider_server(
+        "openai", scripted(Calls([("memory", APPEND)]), Text("noted"), Text("hi"))
+    ) as server:
         _, aster = agent(server, home)
         assert run(aster, "Remember my tea.") == "noted"
         assert run(aster, "Hello again.") == "hi"

@@ -24,9 +24,13 @@ def agent(server: ProviderServer, home: Any, **options: Any) -> Any:
     from toolnexus.integrations.pydantic_ai import Persona  # noqa: PLC0415
 
     if server.wire == "openai":
-        model: Any = OpenAIChatModel("gpt-test", provider=OpenAIProvider(base_url=server.base_url, api_key="k"))
+        model: Any = OpenAIChatModel(
+            "gpt-test", provider=OpenAIProvider(base_url=server.base_url, api_key="k")
+        )
     else:
-        model = AnthropicModel("claude-test", provider=AnthropicProvider(base_url=server.base_url, api_key="k"))
+        model = AnthropicModel(
+            "claude-test", provider=AnthropicProvider(base_url=server.base_url, api_key="k")
+        )
     return Agent(model, capabilities=[Persona(home, **options)])
 
 
@@ -63,7 +67,9 @@ def test_anthropic_caches_tools_and_soul_and_declares_the_native_memory_tool(hom
 
 
 def test_openai_requests_carry_a_prompt_cache_key_that_outlives_a_memory_edit(home: Path) -> None:
-    with provider_server("openai", scripted(Calls([("memory", APPEND)]), Text("noted"), Text("hi"))) as server:
+    with provider_server(
+        "openai", scripted(Calls([("memory", APPEND)]), Text("noted"), Text("hi"))
+    ) as server:
         aster = agent(server, home)
         aster.run_sync("Remember my tea.")
         aster.run_sync("Hello again.")
@@ -87,7 +93,8 @@ def test_a_budget_and_a_profile_narrow_what_is_sent(home: Path) -> None:
         agent(server, home, budget=Budget(total=600)).run_sync("Hello.")
     profiled, budgeted = (request.system or "" for request in server.requests)
     assert profiled == compose_soul(home, profile="subagent")[0]
-    assert profiled.startswith("## AGENTS.md") and "## SOUL.md" not in profiled
+    assert profiled.startswith("## AGENTS.md")
+    assert "## SOUL.md" not in profiled
     assert budgeted == compose_soul(home, budget=Budget(total=600))[0]
     assert len(budgeted) <= 600 < len(compose_soul(home)[0])
 
