@@ -12,6 +12,7 @@ import pytest
 
 from tests.integrations.personas import APPEND, BAD, BAD_REPLY, NOTE, system_of
 from toolnexus.agents import Budget, compose_soul
+from toolnexus.integrations import ReadOnlyHomeWarning
 
 
 def persona(home: Any, **options: Any) -> Any:
@@ -82,8 +83,6 @@ def test_a_budget_and_a_profile_narrow_the_prompt(home: Path) -> None:
 
 
 def test_a_read_only_home_has_no_memory_tool_and_says_so(bundle: Path) -> None:
-    from toolnexus.integrations._persona import ReadOnlyHomeWarning  # noqa: PLC0415
-
     with pytest.warns(ReadOnlyHomeWarning):
         options = persona(bundle).claude_agent_options()
     assert options.allowed_tools == []

@@ -12,6 +12,7 @@ import pytest
 from tests.integrations.personas import APPEND, BAD, BAD_REPLY, NOTE, system_of
 from tests.support.providers import Calls, ProviderServer, Text, provider_server, scripted
 from toolnexus.agents import Budget, compose_soul
+from toolnexus.integrations import ReadOnlyHomeWarning
 
 
 def agent(server: ProviderServer, home: Any, **options: Any) -> Any:
@@ -93,8 +94,6 @@ def test_a_budget_and_a_profile_narrow_what_is_sent(home: Path) -> None:
 
 
 def test_a_read_only_home_has_no_memory_tool_and_says_so(bundle: Path) -> None:
-    from toolnexus.integrations._persona import ReadOnlyHomeWarning  # noqa: PLC0415
-
     with provider_server("openai", scripted(Text("hi"))) as server:
         with pytest.warns(ReadOnlyHomeWarning):
             aster = agent(server, bundle)

@@ -11,6 +11,7 @@ import pytest
 from tests.integrations.personas import APPEND, BAD, BAD_REPLY, NOTE, system_of
 from tests.support.providers import Calls, ProviderServer, Text, provider_server, scripted
 from toolnexus.agents import Budget, compose_soul
+from toolnexus.integrations import ReadOnlyHomeWarning
 
 
 def agent(server: ProviderServer, home: Any, **options: Any) -> Any:
@@ -100,8 +101,6 @@ def test_a_budget_and_a_profile_narrow_what_is_sent(home: Path) -> None:
 
 
 def test_a_read_only_home_runs_without_the_memory_tool_and_says_so(bundle: Path) -> None:
-    from toolnexus.integrations._persona import ReadOnlyHomeWarning  # noqa: PLC0415
-
     with provider_server("openai", scripted(Text("hi"))) as server:
         with pytest.warns(ReadOnlyHomeWarning, match="aster.zip"):
             aster = agent(server, bundle)

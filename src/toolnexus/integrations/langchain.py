@@ -136,7 +136,9 @@ class PersonaMiddleware(AgentMiddleware[PersonaState, Any]):
 
     def _tool_request(self, request: ToolCallRequest) -> ToolCallRequest:
         current = self._run(request.state)
-        tool = current.tools.get(request.tool_call["name"]) if current else None
+        if current is None or request.tool is not None:  # a tool of the agent's own, not the run's
+            return request
+        tool = current.tools.get(request.tool_call["name"])
         return request if tool is None else request.override(tool=tool)
 
     def wrap_tool_call(
