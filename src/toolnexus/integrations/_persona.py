@@ -130,7 +130,14 @@ class PersonaBase:
         tool list is fixed when the agent is built: the skill tool stands for each run's own (its
         schema takes any name; the run's catalog says which exist)."""
         skill = (_AnySkill(SkillSet()),) if self.agent.skills else ()
-        return (*self.agent.tools, *skill)
+        # Where the runtime assembles a session's tools in one method, it says which may come.
+        assemble = getattr(self.agent, "session_tools", None)
+        tools = (
+            self.agent.tools
+            if assemble is None
+            else assemble(recall=getattr(self.agent, "recall", None) is not False)
+        )
+        return (*tools, *skill)
 
 
 class _AnySkill(SkillTool):
