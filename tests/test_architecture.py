@@ -14,9 +14,10 @@ small surface for new backends (its ``__all__``).
 
 The layers, low to high; a module may import its own layer and the layers below, never above:
 ``_aio``/``_fs``/``_object_store``/``_tokens``/``_reply``/``errors`` < ``composer`` < ``stores`` <
-``sources`` < ``soul`` < ``recall`` < ``skills`` < ``memory`` < ``fleet`` < ``runtime`` < ``models``
-< ``agents`` and ``toolnexus/__init__.py`` (the public surfaces, re-exports only) < ``cli``; ``__main__`` runs
-the command (with cli).
+``sources`` < ``recall`` < ``skills`` < ``soul`` < ``memory`` < ``fleet`` < ``runtime`` < ``models``
+< ``agents`` and ``toolnexus/__init__.py`` (the public surfaces, re-exports only) < ``cli`` and
+``integrations`` (the frameworks' adapters, beside the command line); ``__main__`` runs the
+command (with cli).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ LAYERS = [
     ("toolnexus.runtime",),
     ("toolnexus.models",),
     ("toolnexus.agents", "toolnexus"),
-    ("toolnexus.cli", "toolnexus.__main__"),
+    ("toolnexus.cli", "toolnexus.__main__", "toolnexus.integrations"),
 ]
 
 

@@ -32,6 +32,7 @@ MARKERS = {
     "quickstart": "the Quickstart: its composing command runs; its test command is the one .ci/run calls",
     "ollama": "runs against a loopback OpenAI-compatible server standing in for Ollama",
     "anthropic": "runs against a loopback Anthropic server (ANTHROPIC_BASE_URL)",
+    "framework": "a framework integration's block, its Ollama URL swapped for a loopback server's",
     "not-run": "not executed; the marker says why (kept few: tests/docs counts them)",
 }
 

@@ -130,6 +130,11 @@ class Session:
         self.messages: list[Message] = []
         self._model, self._tools, self._max_turns = model, tuple(tools), max_turns
 
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """What the model may call in this session (framework integrations offer the same)."""
+        return self._tools
+
     async def send(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
         """Add a user message and run the tool loop to the next answer, on the frozen soul."""
         result = await run_loop(
