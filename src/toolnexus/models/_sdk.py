@@ -93,8 +93,7 @@ class SDKModel:
         return self._client
 
     async def aclose(self) -> None:
-        """Close this loop's SDK client, its connections (the blocking forms do it when they finish);
-        the next call opens a new one."""
+        """Close this loop's SDK client and its connections; the next call opens a new one."""
         client, self._client, self._loop = self._client, None, None
         if client is not None:
             await client.close()

@@ -122,13 +122,9 @@ def _usage(completion: Any) -> Usage:
 
 
 class OpenAIChatModel(SDKModel):
-    """A model behind the Chat Completions API: ``OpenAIChatModel(name, *, base_url=None,
-    api_key=None, prompt_cache_key=DERIVED, max_retries=2, timeout=None, **options)``.
-
-    ``api_key`` defaults to ``OPENAI_API_KEY`` (a placeholder for a ``base_url`` without one).
-    ``prompt_cache_key`` is derived from the persona by default (:func:`derived_cache_key`),
-    ``None`` sends none, a string is sent as is. ``options`` go to every ``create`` call
-    (``temperature``, …). Provider failures raise :class:`ModelError`."""
+    """A model behind the Chat Completions API (the key from ``OPENAI_API_KEY``; a placeholder for a
+    ``base_url`` without one, as local servers need none). ``options`` go to every ``create`` call;
+    provider failures raise :class:`ModelError`."""
 
     provider = "openai"
     client_class = "AsyncOpenAI"

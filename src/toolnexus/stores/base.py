@@ -128,13 +128,10 @@ def fsspec_listing(home: Any, folder: str) -> dict[str, int]:
 
 
 class CompareAndSwapStore:
-    """A file on an object store whose writes are conditional on the version read.
-
-    Subclasses write the primitives on any path: :meth:`get`, :meth:`put`, :meth:`delete`, and
-    optionally :meth:`put_with_lineage` (exactly once under contention, :mod:`.lineage`) and
-    :meth:`delete_if` (renames). ``probe`` (:func:`.probe.require_enforced`, built on this class,
-    so handed in) checks first that the server refuses a stale write.
-    """
+    """A file on an object store whose writes are conditional on the version read. Subclasses
+    write the primitives on any path (:meth:`get`, :meth:`put`, :meth:`delete`; optionally
+    :meth:`put_with_lineage` and :meth:`delete_if`). ``probe`` is handed in (it is built on this
+    class): it checks first that the server refuses a stale write."""
 
     #: How the conditions are spelled, for messages: (must-not-exist, must-match).
     conditions: tuple[str, str] = ("", "")
@@ -165,11 +162,7 @@ class CompareAndSwapStore:
     def server_key(self) -> tuple[str, str, str]:
         """Which server and bucket the probe's verdict holds for (client class, options, bucket)."""
         token = str(getattr(self.fs, "_fs_token", id(self.fs)))
-        return type(self.fs).__qualname__, token, self.bucket()
-
-    def bucket(self) -> str:
-        """The bucket or container: the unit the probe's verdict is cached for."""
-        return str(self.fs.split_path(self.path)[0])
+        return type(self.fs).__qualname__, token, str(self.fs.split_path(self.path)[0])
 
     def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
         """The first cap + 1 bytes (``None``: absent) and their version from one read, and the
@@ -324,8 +317,8 @@ class CompareAndSwapStore:
 
 
 class LoopedStore(CompareAndSwapStore):
-    """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs), run
-    on its loop: ``_get``, ``_put`` (``lineage`` ``None`` for a plain put), ``_delete``."""
+    """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs), run on
+    its loop; a ``lineage`` or ``version`` of ``None`` makes a plain put or delete."""
 
     async def _get(self, path: str) -> Stored:
         raise NotImplementedError
@@ -333,18 +326,21 @@ class LoopedStore(CompareAndSwapStore):
     async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
         raise NotImplementedError
 
-    async def _delete(self, path: str) -> None:
+    async def _delete(self, path: str, version: str | None) -> bool:
+        """``False``: the object changed or is gone (only when ``version`` is given)."""
         raise NotImplementedError
 
     def get(self, path: str) -> Stored:
         result: Stored = run_on_loop(self.fs, self._get, path)
         return result
 
-    def put(self, path: str, data: bytes, version: str | None) -> bool:
-        return bool(run_on_loop(self.fs, self._put, path, data, version, None))
-
-    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
+    def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
         return bool(run_on_loop(self.fs, self._put, path, data, version, lineage))
 
+    put_with_lineage = put
+
     def delete(self, path: str) -> None:
-        run_on_loop(self.fs, self._delete, path)
+        run_on_loop(self.fs, self._delete, path, None)
+
+    def delete_if(self, path: str, version: str) -> bool:
+        return bool(run_on_loop(self.fs, self._delete, path, version))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from toolnexus._aio import run_on_loop
 from toolnexus._fs import is_empty_range_error
 from toolnexus.errors import read_error
 from toolnexus.stores.base import (
@@ -133,15 +132,12 @@ class S3Store(LoopedStore):
             raise
         return True
 
-    async def _delete(self, path: str, **conditions: str) -> None:
-        await self._call("delete_object", path, **conditions)
-
-    def delete_if(self, path: str, version: str) -> bool:
+    async def _delete(self, path: str, version: str | None) -> bool:
         try:
-            run_on_loop(self.fs, self._delete, path, IfMatch=version)
+            await self._call("delete_object", path, **({} if version is None else {"IfMatch": version}))
         except Exception as error:
-            if isinstance(error, FileNotFoundError) or _is_conflict(error):
-                return False  # changed, or gone already
+            if version is not None and (isinstance(error, FileNotFoundError) or _is_conflict(error)):
+                return False
             raise
         return True
 
@@ -194,20 +190,18 @@ class AzureBlobStore(LoopedStore):
             return False
         return True
 
-    async def _delete(self, path: str) -> None:
-        await self._client(path).delete_blob()
-
-    def delete_if(self, path: str, version: str) -> bool:
-        result: bool = run_on_loop(self.fs, self._delete_blob_if, path, version)
-        return result
-
-    async def _delete_blob_if(self, path: str, version: str) -> bool:
+    async def _delete(self, path: str, version: str | None) -> bool:
         from azure.core import MatchConditions  # noqa: PLC0415
         from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError  # noqa: PLC0415
 
+        condition = (
+            {} if version is None else {"etag": version, "match_condition": MatchConditions.IfNotModified}
+        )
         try:
-            await self._client(path).delete_blob(etag=version, match_condition=MatchConditions.IfNotModified)
+            await self._client(path).delete_blob(**condition)
         except (ResourceModifiedError, ResourceNotFoundError):
+            if version is None:
+                raise
             return False
         return True
 
@@ -258,14 +252,14 @@ class GcsStore(LoopedStore):
             return False
         return True
 
-    async def _delete(self, path: str, **conditions: str) -> None:
+    async def _delete(self, path: str, version: str | None) -> bool:
         bucket, key, _ = self.fs.split_path(path)
-        await self.fs._call("DELETE", "b/{}/o/{}", bucket, key, **conditions)
-
-    def delete_if(self, path: str, version: str) -> bool:
+        condition = {} if version is None else {"ifGenerationMatch": version}
         try:
-            run_on_loop(self.fs, self._delete, path, ifGenerationMatch=version)
+            await self.fs._call("DELETE", "b/{}/o/{}", bucket, key, **condition)
         except (FileExistsError, FileNotFoundError):  # gcsfs's spellings of 412 and 404
+            if version is None:
+                raise
             return False
         return True
 

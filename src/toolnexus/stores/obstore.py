@@ -74,11 +74,8 @@ class ObstoreStore(CompareAndSwapStore):
     def client(self) -> Any:
         return self.home.store
 
-    def bucket(self) -> str:
-        return store_bucket(self.client)
-
     def server_key(self) -> tuple[str, str, str]:
-        return type(self.client).__qualname__, store_token(self.client), self.bucket()
+        return type(self.client).__qualname__, store_token(self.client), store_bucket(self.client)
 
     def _lineage_key(self) -> str:
         """The fsspec stores' name for it, so both engines read each other's lineages."""
@@ -107,10 +104,7 @@ class ObstoreStore(CompareAndSwapStore):
         lineage = parse_lineage(result.attributes.get(self._lineage_key()))
         return Stored(bytes(data[:READ_LIMIT]), _version(result.meta), lineage)
 
-    def put(self, path: str, data: bytes, version: str | None) -> bool:
-        return self.put_with_lineage(path, data, version, None)
-
-    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+    def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
         import obstore  # noqa: PLC0415
 
         attributes = None if lineage is None else {self._lineage_key(): lineage}
@@ -122,6 +116,8 @@ class ObstoreStore(CompareAndSwapStore):
                 return False
             raise object_store_error(error) from error
         return True
+
+    put_with_lineage = put
 
     def delete(self, path: str) -> None:
         import obstore  # noqa: PLC0415
