@@ -117,9 +117,6 @@ def answer(result: RunResult, args: argparse.Namespace) -> int:
     return EXIT_UNFINISHED
 
 
-# -- the chat loop: a provider error is reported and the chat goes on (the failed turn is not
-# kept); history is not saved (messages can be private); exit status: the worst of the chat
-
 #: What ``/help`` prints: the chat's commands (a line that is one of them is never sent).
 COMMANDS = {
     "/help": "show these commands",
@@ -165,9 +162,10 @@ def _command(text: str) -> str | None:
     return command
 
 
-def _converse(agent: Agent, args: argparse.Namespace) -> int:
-    """Chat with ``agent`` until ``/exit`` or the end of input, each reply printed by :func:`answer`."""
-    status = 0
+def _chat(args: argparse.Namespace) -> int:
+    """Chat until ``/exit`` or the end of input. A provider error is reported and the chat goes on
+    (the failed turn is not kept); history is not saved, as messages can be private."""
+    agent, status = _agent(args), 0
     lines = _lines(f"{agent.name}> ")
     try:
         while True:  # one iteration per session
@@ -199,10 +197,6 @@ def _converse(agent: Agent, args: argparse.Namespace) -> int:
 
 def _ask(args: argparse.Namespace) -> int:
     return answer(_agent(args).run_sync(args.prompt), args)
-
-
-def _chat(args: argparse.Namespace) -> int:
-    return _converse(_agent(args), args)
 
 
 def _base_url(text: str) -> str:

@@ -23,6 +23,7 @@ from toolnexus.cli._support import (
     home,
     location,
     location_options,
+    plural,
 )
 
 __all__ = ["EXIT_REFUSED", "register"]
@@ -97,10 +98,6 @@ _FILE_HELP = "a topic file below memory/ instead, like projects/aster.md (view, 
 _JSON_HELP = 'print {"action", "ok", "reply"} as one object on stdout (exit status as without)'
 
 
-# -- what memory tells a person: a Recorder around the tool's store keeps what the edit saw and
-# decided, and the lines below word it for a person, not a model
-
-
 def file_in(location: str, name: str) -> str:
     """``/tmp/aster/MEMORY.md``; ``MEMORY.md in zip://aster::…`` where a path would mislead."""
     if "::" in location or " + " in location:
@@ -114,8 +111,8 @@ def shell_command(homes: Sequence[str], *words: str) -> str:
 
 
 class Recorder:
-    """A memory tool's store (``MemoryTool.stores[name]``) that remembers what the last edit saw
-    and decided (the plan's ``Change``: ``data`` to write or ``None``); otherwise it is the store."""
+    """A memory tool's store that remembers what the last edit saw and decided, so that the
+    command can word the outcome for a person (the tool's reply is worded for a model)."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -165,15 +162,13 @@ def refusal(
         problem = _unreadable(seen, where)
         if problem is not None:
             return problem
-        text = seen.decode("utf-8")
-        old = str(arguments.get("old", ""))
-        if action in ("replace", "remove") and text.count(old) != 1:
-            count = text.count(old)
-            if count == 0:
-                missing = f"{_quoted(old)} does not occur in {where}"
-                return f"toolnexus: {missing}; nothing was changed (see it with: {view})"
+        old = _quoted(str(arguments.get("old", "")))
+        count = seen.decode("utf-8").count(str(arguments.get("old", "")))
+        if action in ("replace", "remove") and count == 0:
+            return f"toolnexus: {old} does not occur in {where}; nothing was changed (see it with: {view})"
+        if action in ("replace", "remove") and count > 1:
             return (
-                f"toolnexus: {_quoted(old)} occurs {count} times in {where}; give more of the text "
+                f"toolnexus: {old} occurs {count} times in {where}; give more of the text "
                 "around it so that it occurs once; nothing was changed"
             )
     if _would_grow_past_cap(action, arguments, seen):
@@ -254,8 +249,7 @@ def _view(args: argparse.Namespace, homes: list[str]) -> int:
         cap = MAX_BOOTSTRAP_FILE_BYTES
         _say(f"{where} is over the {cap}-byte limit: shown up to the limit, as the soul has it")
     if report.invalid_bytes_replaced:
-        count = report.invalid_bytes_replaced
-        _say(f"{where} has {count} invalid byte{'s' if count > 1 else ''}, shown as U+FFFD")
+        _say(f"{where} has {plural(report.invalid_bytes_replaced, 'invalid byte')}, shown as U+FFFD")
     if not found.text:
         _say(f"{where} is empty (no notes yet)")
         return 0
