@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
-from toolnexus._aio import run_on_loop
 from toolnexus._fs import fsspec_files
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, _build, describe, detail, read_error
@@ -26,7 +25,6 @@ __all__ = [
     "Change",
     "CompareAndSwapStore",
     "FolderStore",
-    "LoopedStore",
     "MemoryStore",
     "Moved",
     "Plan",
@@ -314,33 +312,3 @@ class CompareAndSwapStore:
             f"one of {MAX_ATTEMPTS} attempts (other writers are busy); nothing was moved, try again",
             errno.EBUSY,
         )
-
-
-class LoopedStore(CompareAndSwapStore):
-    """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs), run on
-    its loop; a ``lineage`` or ``version`` of ``None`` makes a plain put or delete."""
-
-    async def _get(self, path: str) -> Stored:
-        raise NotImplementedError
-
-    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
-        raise NotImplementedError
-
-    async def _delete(self, path: str, version: str | None) -> bool:
-        """``False``: the object changed or is gone (only when ``version`` is given)."""
-        raise NotImplementedError
-
-    def get(self, path: str) -> Stored:
-        result: Stored = run_on_loop(self.fs, self._get, path)
-        return result
-
-    def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
-        return bool(run_on_loop(self.fs, self._put, path, data, version, lineage))
-
-    put_with_lineage = put
-
-    def delete(self, path: str) -> None:
-        run_on_loop(self.fs, self._delete, path, None)
-
-    def delete_if(self, path: str, version: str) -> bool:
-        return bool(run_on_loop(self.fs, self._delete, path, version))

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolnexus._aio import run_on_loop
 from toolnexus._fs import is_empty_range_error
 from toolnexus.errors import read_error
 from toolnexus.stores.base import (
     MEMORY_FILE,
     READ_LIMIT,
     Change,
-    LoopedStore,
+    CompareAndSwapStore,
     Moved,
     Plan,
     fsspec_listing,
@@ -92,6 +93,36 @@ def _is_conflict(error: BaseException) -> bool:
         if isinstance(response, dict) and response.get("Error", {}).get("Code") in _CONFLICT_CODES:
             return True
     return False
+
+
+class LoopedStore(CompareAndSwapStore):
+    """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs), run on
+    its loop; a ``lineage`` or ``version`` of ``None`` makes a plain put or delete."""
+
+    async def _get(self, path: str) -> Stored:
+        raise NotImplementedError
+
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+        raise NotImplementedError
+
+    async def _delete(self, path: str, version: str | None) -> bool:
+        """``False``: the object changed or is gone (only when ``version`` is given)."""
+        raise NotImplementedError
+
+    def get(self, path: str) -> Stored:
+        result: Stored = run_on_loop(self.fs, self._get, path)
+        return result
+
+    def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
+        return bool(run_on_loop(self.fs, self._put, path, data, version, lineage))
+
+    put_with_lineage = put
+
+    def delete(self, path: str) -> None:
+        run_on_loop(self.fs, self._delete, path, None)
+
+    def delete_if(self, path: str, version: str) -> bool:
+        return bool(run_on_loop(self.fs, self._delete, path, version))
 
 
 class S3Store(LoopedStore):
