@@ -51,8 +51,7 @@ Moved: TypeAlias = Literal["renamed", "missing", "exists"]
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """What a command decided after reading the file: the bytes to write (``None``: nothing)
-    and the text to send back to the model."""
+    """What a command decided after reading the file: the bytes to write (``None``: nothing), the reply."""
 
     data: bytes | None
     reply: str
@@ -163,8 +162,7 @@ class CompareAndSwapStore:
         return type(self.fs).__qualname__, token, str(self.fs.split_path(self.path)[0])
 
     def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
-        """The first cap + 1 bytes (``None``: absent) and their version from one read, and the
-        lineage if there is one (a :class:`.Stored`)."""
+        """The first cap + 1 bytes and their version from one read (and the lineage, if any)."""
         raise NotImplementedError
 
     def put(self, path: str, data: bytes, version: str | None) -> bool:
@@ -172,8 +170,7 @@ class CompareAndSwapStore:
         raise NotImplementedError
 
     def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
-        """:meth:`put`, keeping ``lineage`` in the object's metadata; by default dropped (a lost
-        answer is then settled by comparing bytes)."""
+        """:meth:`put`, keeping ``lineage`` in the metadata; dropped by default (bytes then decide)."""
         return self.put(path, data, version)
 
     def delete(self, path: str) -> None:

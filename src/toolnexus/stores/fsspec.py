@@ -31,8 +31,7 @@ _CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict",
 
 
 class FsspecStore:
-    """A file on a filesystem written plainly, under a lock in this process only: for
-    ``memory://`` (no other process reaches it) and ``single_writer=True`` homes."""
+    """A file written plainly under a lock in this process: for ``memory://`` and single writers."""
 
     def __init__(self, home: Any, name: str = MEMORY_FILE) -> None:
         self.home = home
@@ -126,8 +125,7 @@ class LoopedStore(CompareAndSwapStore):
 
 
 class S3Store(LoopedStore):
-    """An object on S3 (s3fs): one GET gives the bytes and ETag; the PUT carries ``If-Match``
-    or ``If-None-Match: *``, which S3 answers with 412 or 409 when another writer got there first."""
+    """An object on S3 (s3fs): one GET gives the bytes and ETag; the PUT carries ``If-Match``."""
 
     conditions = ("If-None-Match: *", "If-Match")
     stale_version = '"00000000000000000000000000000000"'
@@ -174,8 +172,7 @@ class S3Store(LoopedStore):
 
 
 class AzureBlobStore(LoopedStore):
-    """A blob (adlfs): the ETag comes with the bytes; the upload carries ``If-Match`` or
-    ``If-None-Match: *``; the lineage is the ``toolnexus_edits`` metadata (no hyphen allowed)."""
+    """A blob (adlfs): the ETag comes with the bytes; the upload carries ``If-Match``."""
 
     conditions = ("If-None-Match: *", "If-Match")
     stale_version = '"0x0000000000000000"'
@@ -194,8 +191,7 @@ class AzureBlobStore(LoopedStore):
             except Exception as error:
                 if not is_empty_range_error(error):
                     raise
-                # An empty blob (or one that just stopped being empty): read it unranged, which
-                # the SDK itself handles for empty blobs; the bytes are still capped below.
+                # an empty blob: unranged, as the SDK handles that (the bytes are capped below)
                 downloader = await client.download_blob()
         except ResourceNotFoundError:
             return Stored(None, None)
@@ -238,8 +234,7 @@ class AzureBlobStore(LoopedStore):
 
 
 class GcsStore(LoopedStore):
-    """An object on GCS (gcsfs): the generation is read with the metadata, the bytes pinned to
-    it, and the upload carries ``ifGenerationMatch`` (``0``: must not exist)."""
+    """An object on GCS (gcsfs): the bytes are pinned to the generation read with the metadata."""
 
     conditions = ("ifGenerationMatch=0", "ifGenerationMatch")
     stale_version = "1"

@@ -1,12 +1,8 @@
-"""A file in a local folder: writers take ``flock`` on the home directory itself (no lock file
-is created; readers, e.g. ``compose_soul``, never lock), re-read the file under the lock, and
-replace it atomically: a temporary file in the same folder, flushed and fsynced, then
-``os.replace``. Works across threads and processes on one machine (not across NFS clients).
-
-A file below the home (``memory/projects/aster.md``) is reached one folder at a time with
-``O_NOFOLLOW``: a symlinked folder is refused, never followed, so no path leads out of the home.
-Missing folders are made when the file is written, and removed again when a delete or rename
-leaves them empty (as on object stores, a folder exists while it holds a file)."""
+"""A file in a local folder: writers take ``flock`` on the home directory itself (no lock file; readers
+never lock), re-read the file under the lock and replace it atomically (a fsynced temporary file,
+then ``os.replace``), across threads and processes on one machine. Folders below the home are
+reached one at a time with ``O_NOFOLLOW``, so no symlink leads out of the home; as on object
+stores, a folder exists while it holds a file (made by a write, removed when left empty)."""
 
 from __future__ import annotations
 
@@ -36,8 +32,7 @@ _OPEN_DIR = os.O_RDONLY | _CLOEXEC | getattr(os, "O_DIRECTORY", 0)
 
 
 class LocalStore:
-    """A file (MEMORY.md unless ``name`` says otherwise; it may lie in folders below the home) in
-    a local folder; see the module docstring for the locking and rename rules."""
+    """A file of a local home, MEMORY.md unless ``name`` says otherwise (see the module docstring)."""
 
     def __init__(self, root: str, name: str = MEMORY_FILE) -> None:
         self.root = root
@@ -48,7 +43,6 @@ class LocalStore:
         self._folders = tuple(folders)
 
     def file(self, name: str) -> LocalStore:
-        """The store of another file of the same home."""
         return LocalStore(self.root, name)
 
     def read(self) -> bytes | None:
@@ -109,7 +103,6 @@ class LocalStore:
         return files
 
     def remove(self) -> bool:
-        """Delete the file (under the lock); False if it was not there."""
         with self._locked() as root_fd, self._opened(root_fd, create=False) as folders:
             if folders is None:
                 return False

@@ -1,8 +1,5 @@
-"""A file through obstore's own client (the ``obstore`` engine): one GET gives the bytes, the
-ETag and version, and the lineage; the write is obstore's conditional put (``mode="create"`` or
-``mode={"e_tag": …, "version": …}``), whose refusal is a conflict. Also how a store object is
-described to the layers above (its bucket, URL and identity), so the source and store agree.
-"""
+"""A file through obstore's own client (the ``obstore`` engine), written with obstore's conditional
+put; and how a store object is described (bucket, URL, identity), so that source and store agree."""
 
 from __future__ import annotations
 
@@ -49,8 +46,7 @@ def store_url(store: Any, key: str = "") -> str:
 
 
 def store_token(store: Any) -> str:
-    """What tells two stores' servers apart (as fsspec's ``_fs_token``): a digest of their
-    class, configuration and client options."""
+    """What tells two stores' servers apart, as fsspec's ``_fs_token`` does."""
     config = getattr(store, "config", None)
     if config is None:
         return f"{type(store).__name__}:{id(store)}"
