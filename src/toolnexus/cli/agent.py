@@ -97,8 +97,7 @@ def _agent(args: argparse.Namespace) -> Agent:
 
 
 def answer(result: RunResult, args: argparse.Namespace) -> int:
-    """Print one answer (``--json``: as an object); with ``-v`` one usage line on stderr. Exit
-    status 0, or 1 (with a warning) when it stopped at ``--max-turns``."""
+    """Print one answer (``-v``: and a usage line on stderr); exit 1 when it stopped at ``--max-turns``."""
     if getattr(args, "json", False):
         emit_json(result.to_dict())
     else:

@@ -64,9 +64,8 @@ class _PeopleFormatter(logging.Formatter):
 
 @contextmanager
 def _warnings_to_stderr(quiet: bool) -> Iterator[None]:
-    """Show the library's and the commands' warnings (truncation, an empty home) as
-    ``toolnexus: warning: …`` lines; ``quiet`` drops them (a handler that drops is still a
-    handler: without one, logging's last resort would print them anyway)."""
+    """Warnings as ``toolnexus: warning: …`` lines; ``quiet`` drops them with a handler, as without
+    one logging's last resort would print them anyway."""
     logger = logging.getLogger("toolnexus")
     handler: logging.Handler = logging.NullHandler() if quiet else logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)

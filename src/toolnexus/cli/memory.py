@@ -204,8 +204,7 @@ def _unreadable(seen: bytes, where: str) -> str | None:
 
 
 def _would_grow_past_cap(action: str, arguments: dict[str, Any], seen: bytes | None) -> bool:
-    """Whether the edit makes the file larger than the cap (within the two line breaks an append
-    may add, which is as close as a message needs)."""
+    """Whether the edit takes the file over the cap (give or take an append's two line breaks)."""
     size = len(seen or b"")
     if action == "append":
         size += len(str(arguments.get("content", "")).encode()) + 2
@@ -224,8 +223,7 @@ def _say(text: str) -> None:
 
 
 def _view(args: argparse.Namespace, homes: list[str]) -> int:
-    """Print the file from the home (several: layers, base first), as the soul reads it; notes
-    about it go to stderr."""
+    """Print the file as the soul reads it (layers merged); notes about it go to stderr."""
     name = TARGETS[args.target]
     found = read_bootstrap_file(home(homes), name, storage_options=args.storage_options, engine=args.engine)
     if args.json:
@@ -258,8 +256,8 @@ def _view(args: argparse.Namespace, homes: list[str]) -> int:
 
 
 def _edit(args: argparse.Namespace, homes: list[str]) -> int:
-    """An edit (or ``--file``'s view) through the memory tool; with ``--file`` the tool's reply is
-    what a person reads (its own words name the file and what to do)."""
+    """An edit (or ``--file``'s view) through the memory tool; a topic file's reply is shown as is,
+    as its words already name the file and what to do."""
     try:
         tool = memory_tool(
             home(homes),
@@ -309,8 +307,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _shared_options(parser: argparse.ArgumentParser) -> None:
-    """``--target``, ``--file``, ``--single-writer`` and ``--json``, accepted before the action and
-    after it (as ``-o`` and ``--engine`` are)."""
+    """Options accepted before the action and after it (as ``-o`` and ``--engine`` are)."""
     parser.add_argument("--target", choices=list(TARGETS), default="memory", help=_TARGET_HELP)
     parser.add_argument("--file", metavar="PATH", help=_FILE_HELP)
     parser.add_argument("--single-writer", action="store_true", help=_SINGLE_WRITER_HELP)

@@ -44,7 +44,6 @@ def _report_json(report: SoulReport) -> dict[str, Any]:
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    """``compose_soul``'s keyword arguments from the location and budget options."""
     return {**location_kwargs(args), **budget_kwargs(args)}
 
 
@@ -57,9 +56,6 @@ def _warn_if_empty(report: SoulReport, profile: str | None) -> None:
 
 def _skills(args: argparse.Namespace) -> SkillSet:
     return load_skills(home(args.location), storage_options=args.storage_options, engine=args.engine)
-
-
-# -- inspect's table: one row per bootstrap name, then a summary (and the budget's) ---------
 
 
 def _notes(file: FileReport, location: str) -> str:
@@ -109,8 +105,7 @@ def _budget_line(report: SoulReport, budget: Budget) -> str:
 
 
 def format_table(report: SoulReport) -> str:
-    """Every bootstrap name with status, size, kept bytes and notes (LAYER and the budget's columns
-    when they apply), then a summary line."""
+    """``inspect``'s table: a row per bootstrap name (the layer and budget columns when they apply)."""
     layered = any(file.layer is not None for file in report.files)
     budget = report.budget
     header = ["FILE", "STATUS", "SIZE", "KEPT"]

@@ -39,8 +39,8 @@ NATIVE_TOOL_TYPES = {"memory": "memory_20250818"}
 
 
 def anthropic_tool(tool: ToolSpec, *, native_memory: bool = True) -> dict[str, Any]:
-    """The Messages API ``tools`` entry of a tool, for a loop of your own: the memory tool as the
-    built-in Claude is trained on (unless ``native_memory=False``), any other as a custom tool."""
+    """A tool's ``tools`` entry (for a loop of your own): the memory tool as the built-in Claude
+    is trained on, unless ``native_memory=False``."""
     native = NATIVE_TOOL_TYPES.get(getattr(tool, "native_kind", None) or "")
     if native_memory and native is not None:
         return {"type": native, "name": tool.name}
@@ -55,8 +55,7 @@ def _tool_result_block(tool_use_id: str, text: str, is_error: bool) -> dict[str,
 
 
 def anthropic_tool_result(tool_use: Any, result: object) -> dict[str, Any]:
-    """The ``tool_result`` block answering a ``tool_use`` block (the SDK's or a dict), for a loop of
-    your own; an error result is flagged ``is_error`` as the SDK's own tool runner does."""
+    """The block answering a ``tool_use`` block, for a loop of your own (errors flagged as the SDK does)."""
     tool_use_id = tool_use.get("id") if isinstance(tool_use, dict) else getattr(tool_use, "id", None)
     if not isinstance(tool_use_id, str):
         raise TypeError(f"anthropic_tool_result needs a tool_use block with an id, not {tool_use!r}")
@@ -91,8 +90,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 
 def system_blocks(system: str, marker: dict[str, Any]) -> list[dict[str, Any]]:
-    """The soul as text blocks, one per part of a :class:`~toolnexus.composer.parts.Soul`, with a
-    breakpoint after the stable part and after the whole soul (a plain ``str``: one block)."""
+    """The soul as text blocks, one per part, with a breakpoint after the stable part and the whole."""
     parts = getattr(system, "parts", None) or ((system, True),)
     if "".join(text for text, _ in parts) != system:  # not a soul's parts: never send other text
         parts = ((system, True),)
@@ -126,9 +124,8 @@ def _usage(usage: Any) -> Usage:
 
 
 class AnthropicModel(SDKModel):
-    """A Claude model behind the Messages API (the key from ``ANTHROPIC_API_KEY``). ``cache_ttl``
-    is the prompt cache's lifetime; ``None`` sends no ``cache_control``, for servers without one.
-    ``options`` go to every ``create`` call; provider failures raise :class:`ModelError`."""
+    """A Claude model behind the Messages API. ``cache_ttl=None`` sends no ``cache_control``, for
+    servers without one; ``options`` go to every ``create`` call."""
 
     provider = "anthropic"
     client_class = "AsyncAnthropic"

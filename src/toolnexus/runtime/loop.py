@@ -34,8 +34,8 @@ Status = Literal["completed", "max_turns"]
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """How one run ended: ``"completed"`` with the final answer, or ``"max_turns"`` with the last
-    turn's text (often empty) when the model still asked for tools. ``messages``: the transcript."""
+    """How one run ended: ``"completed"`` with the answer, or ``"max_turns"`` with the last turn's
+    text (often empty) when the model still asked for tools."""
 
     text: str
     status: Status

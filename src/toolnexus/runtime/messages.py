@@ -89,9 +89,8 @@ Message: TypeAlias = UserMessage | AssistantMessage | ToolResult
 
 @runtime_checkable
 class ToolSpec(Protocol):
-    """A tool in no provider's format, so each adapter declares it its own way. An optional
-    ``native_kind`` (``"memory"``) names a provider's built-in tool whose commands it runs: an
-    adapter that has the built-in declares that, any other the schema."""
+    """A tool in no provider's format, so each adapter declares it its own way; an optional
+    ``native_kind`` (``"memory"``) names a provider's built-in tool whose commands it runs."""
 
     name: str
     description: str
