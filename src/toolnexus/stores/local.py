@@ -54,8 +54,8 @@ class LocalStore:
         except OSError as error:
             raise read_error(error, self.location, self.name, action="read") from error
         try:
-            with self._parent(root_fd, create=False) as parent:
-                return None if parent is None else self._read_at(parent)
+            with self._opened(root_fd, create=False) as folders:
+                return None if folders is None else self._read_at(folders[-1])
         finally:
             os.close(root_fd)
 
@@ -82,13 +82,13 @@ class LocalStore:
 
     def update(self, plan: Plan) -> Change:
         with self._locked() as root_fd:
-            with self._parent(root_fd, create=False) as parent:
-                current = None if parent is None else self._read_at(parent)
+            with self._opened(root_fd, create=False) as folders:
+                current = None if folders is None else self._read_at(folders[-1])
             change = plan(current)
             if change.data is not None:
-                with self._parent(root_fd, create=True) as parent:
-                    assert parent is not None  # made when missing
-                    self._replace(change.data, parent)
+                with self._opened(root_fd, create=True) as folders:
+                    assert folders is not None  # made when missing
+                    self._replace(change.data, folders[-1])
             return change
 
     def listing(self, folder: str) -> dict[str, int]:
@@ -107,30 +107,30 @@ class LocalStore:
             if folders is None:
                 return False
             try:
-                os.unlink(self._leaf, dir_fd=folders[-1] if folders else root_fd)
+                os.unlink(self._leaf, dir_fd=folders[-1])
             except FileNotFoundError:
                 return False
             except OSError as error:
                 raise read_error(error, self.location, self.name, action="delete") from error
-            self._prune(root_fd, folders)
+            self._prune(folders)
             return True
 
     def rename(self, name: str) -> Moved:
         """Move the file to ``name`` in the same home with one ``rename`` under the lock."""
         target = self.file(name)
         with self._locked() as root_fd, self._opened(root_fd, create=False) as folders:
-            source = root_fd if not folders else folders[-1]
-            if folders is None or not _is_entry(self._leaf, source):
+            if folders is None or not _is_entry(self._leaf, folders[-1]):
                 return "missing"
-            moved = target._rename_into(root_fd, self._leaf, source)
+            moved = target._rename_into(root_fd, self._leaf, folders[-1])
             if moved == "renamed":
-                self._prune(root_fd, folders)
+                self._prune(folders)
             return moved
 
     def _rename_into(self, root_fd: int, leaf: str, source: int) -> Moved:
         """Rename ``leaf`` of folder ``source`` to this file, unless this file already exists."""
-        with self._parent(root_fd, create=True) as parent:
-            assert parent is not None  # made when missing
+        with self._opened(root_fd, create=True) as folders:
+            assert folders is not None  # made when missing
+            parent = folders[-1]
             if _is_entry(self._leaf, parent):
                 return "exists"
             try:
@@ -144,7 +144,7 @@ class LocalStore:
 
     @contextlib.contextmanager
     def _opened(self, root_fd: int, *, create: bool) -> Iterator[list[int] | None]:
-        """The descriptors of the file's folders below the home (``None``: one is missing)."""
+        """The home's descriptor, then those of the file's folders below it (``None``: one is missing)."""
         try:
             folders = open_folders(root_fd, self._folders, create=create)
         except NotADirectoryError as error:
@@ -154,22 +154,16 @@ class LocalStore:
         except OSError as error:
             raise read_error(error, self.location, self.name, action="reach") from error
         try:
-            yield folders
+            yield None if folders is None else [root_fd, *folders]
         finally:
             for fd in folders or ():
                 os.close(fd)
 
-    @contextlib.contextmanager
-    def _parent(self, root_fd: int, *, create: bool) -> Iterator[int | None]:
-        """The descriptor of the file's folder (the home itself for a name without folders)."""
-        with self._opened(root_fd, create=create) as folders:
-            yield None if folders is None else (folders[-1] if folders else root_fd)
-
-    def _prune(self, root_fd: int, folders: list[int]) -> None:
+    def _prune(self, folders: list[int]) -> None:
         """Remove the file's folders that are now empty, innermost first (never the home)."""
         for index in range(len(self._folders) - 1, -1, -1):
             try:
-                os.rmdir(self._folders[index], dir_fd=folders[index - 1] if index else root_fd)
+                os.rmdir(self._folders[index], dir_fd=folders[index])
             except OSError:
                 return  # not empty (or gone): the folders above are not empty either
 
