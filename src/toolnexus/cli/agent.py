@@ -266,7 +266,6 @@ def _add(
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``ask HOME PROMPT`` and ``chat HOME``."""
     ask = _add(subparsers, "ask", "ask a persona one question and print its answer", _ASK_EXAMPLES, _ask)
     ask.add_argument("prompt", metavar="PROMPT", help="what to ask")
     ask.add_argument(

@@ -315,7 +315,6 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``memory LOCATION [LOCATION ...] {view|append TEXT|replace OLD NEW|remove OLD}``."""
     parser = add_command(
         subparsers,
         "memory",

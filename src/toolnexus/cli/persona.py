@@ -191,7 +191,6 @@ def _locations(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``soul``, ``inspect`` and ``check``, each ``LOCATION [LOCATION ...]``."""
     example = "toolnexus soul s3://bucket/personas/aster -o endpoint_url=http://127.0.0.1:9000"
     soul = add_command(subparsers, "soul", "print the composed soul", example, _soul, budget=True)
     _locations(soul)

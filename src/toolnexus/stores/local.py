@@ -92,7 +92,6 @@ class LocalStore:
             return change
 
     def listing(self, folder: str) -> dict[str, int]:
-        """Every regular file below ``folder`` (relative to the home) and its size."""
         files: dict[str, int] = {}
         try:
             for path, fd, name in local_files(self.root, folder):
