@@ -159,7 +159,11 @@ class CompareAndSwapStore:
     def server_key(self) -> tuple[str, str, str]:
         """Which server and bucket the probe's verdict holds for (client class, options, bucket)."""
         token = str(getattr(self.fs, "_fs_token", id(self.fs)))
-        return type(self.fs).__qualname__, token, str(self.fs.split_path(self.path)[0])
+        return type(self.fs).__qualname__, token, self.bucket()
+
+    def bucket(self) -> str:
+        """The bucket or container: the unit the probe's verdict is cached for."""
+        return str(self.fs.split_path(self.path)[0])
 
     def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
         """The first cap + 1 bytes and their version from one read (and the lineage, if any)."""

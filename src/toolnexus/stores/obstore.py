@@ -70,8 +70,11 @@ class ObstoreStore(CompareAndSwapStore):
     def client(self) -> Any:
         return self.home.store
 
+    def bucket(self) -> str:
+        return store_bucket(self.client)
+
     def server_key(self) -> tuple[str, str, str]:
-        return type(self.client).__qualname__, store_token(self.client), store_bucket(self.client)
+        return type(self.client).__qualname__, store_token(self.client), self.bucket()
 
     def _lineage_key(self) -> str:
         """The fsspec stores' name for it, so both engines read each other's lineages."""
