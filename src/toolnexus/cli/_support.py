@@ -1,6 +1,5 @@
-"""The kit for ``toolnexus`` subcommands (shared options, stdout, the types), apart from ``app``
-so that command modules import it while ``app`` imports them: no import cycle.
-"""
+"""The kit for ``toolnexus`` subcommands (shared options, stdout, the types), apart from ``app`` so
+that command modules import it while ``app`` imports them: no import cycle."""
 
 from __future__ import annotations
 

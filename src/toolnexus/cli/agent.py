@@ -1,7 +1,5 @@
-"""``toolnexus ask HOME PROMPT`` and ``toolnexus chat HOME``: a persona against a model. A missing
-key is reported before anything is sent, naming the variable. Exit status: 0 answered; 1 stopped
-at ``--max-turns``; 2 an error.
-"""
+"""``toolnexus ask HOME PROMPT`` and ``toolnexus chat HOME``: a persona against a model; a missing
+key is named before anything is sent. Exit status: 0 answered; 1 stopped at ``--max-turns``; 2 an error."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The ``toolnexus`` parser and :func:`main`, which turns the library's errors into one
-``toolnexus: error: …`` line (flags, not Python names) and exit status 2, for every command alike.
-"""
+``toolnexus: error: …`` line (flags, not Python names) and exit status 2, for every command alike."""
 
 from __future__ import annotations
 

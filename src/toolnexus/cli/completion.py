@@ -1,7 +1,6 @@
 """``toolnexus help [COMMAND]`` and ``completion SHELL``, added last as they read the whole parser.
-Completion is answered by the parser itself (run again with ``_TOOLNEXUS_COMPLETE=SHELL``), so it
-never disagrees with ``--help``.
-"""
+The parser itself answers completions (run again with ``_TOOLNEXUS_COMPLETE=SHELL``), so they never
+disagree with ``--help``."""
 
 from __future__ import annotations
 

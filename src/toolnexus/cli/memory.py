@@ -1,7 +1,6 @@
-"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove``: a persona's memory for
-a person. Edits go through the memory tool (the model's rules); ``view`` only reads, so it works on
-any readable home. Exit status: 0 done; 1 the edit was refused (nothing changed); 2 an error.
-"""
+"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove``: a persona's memory for a
+person, edited through the memory tool (the model's rules); ``view`` only reads, so it works on any
+readable home. Exit status: 0 done; 1 the edit was refused (nothing changed); 2 an error."""
 
 from __future__ import annotations
 

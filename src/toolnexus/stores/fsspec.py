@@ -1,7 +1,6 @@
-"""The stores over fsspec filesystems: plain writes under a process lock (:class:`FsspecStore`),
-and the conditional put and delete of S3 (s3fs), Azure Blob (adlfs) and GCS (gcsfs), under the
-compare-and-swap loop of :class:`~.base.CompareAndSwapStore`. Each keeps the lineage
-(:mod:`.lineage`) in the object's metadata under the name obstore's store uses too."""
+"""The stores over fsspec filesystems: plain writes under a process lock (:class:`FsspecStore`), and
+S3 (s3fs), Azure Blob (adlfs) and GCS (gcsfs) under the compare-and-swap loop, each keeping the
+lineage in the object's metadata under the name obstore's store uses too."""
 
 from __future__ import annotations
 
