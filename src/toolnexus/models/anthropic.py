@@ -27,9 +27,6 @@ from toolnexus.runtime.messages import (
 #: ``max_tokens`` is required by the Messages API; this leaves room for a long answer.
 DEFAULT_MAX_TOKENS = 4096
 
-#: How long a cache entry lives after its last use (writes cost 1.25x the input price or 2x).
-CacheTTL = Literal["5m", "1h"]
-
 #: The shortest prefix Anthropic caches, per model family as its documentation lists it: the first
 #: pattern found in the model's name wins; any other model (Sonnet, older Opus), 1,024 tokens.
 MIN_CACHEABLE_TOKENS = ((r"opus-4-[5-9]", 4096), (r"haiku-4-[5-9]", 4096), (r"haiku", 2048), (r"", 1024))
@@ -124,8 +121,9 @@ def _usage(usage: Any) -> Usage:
 
 
 class AnthropicModel(SDKModel):
-    """A Claude model behind the Messages API. ``cache_ttl=None`` sends no ``cache_control``, for
-    servers without one; ``options`` go to every ``create`` call."""
+    """A Claude model behind the Messages API. ``cache_ttl``: how long a cache entry lives after its
+    last use (a write costs 1.25x the input price, or 2x for an hour); ``None`` sends no
+    ``cache_control``, for servers without one. ``options`` go to every ``create`` call."""
 
     provider = "anthropic"
     client_class = "AsyncAnthropic"
@@ -137,7 +135,7 @@ class AnthropicModel(SDKModel):
         *,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         native_memory: bool = True,
-        cache_ttl: CacheTTL | None = "5m",
+        cache_ttl: Literal["5m", "1h"] | None = "5m",
         **client: Any,
     ) -> None:
         if cache_ttl not in ("5m", "1h", None):

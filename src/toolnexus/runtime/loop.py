@@ -29,8 +29,6 @@ logger = logging.getLogger("toolnexus")
 #: Enough for a few rounds of memory edits and delegation; a model stuck calling tools stops soon.
 DEFAULT_MAX_TURNS = 20
 
-Status = Literal["completed", "max_turns"]
-
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
@@ -38,7 +36,7 @@ class RunResult:
     text (often empty) when the model still asked for tools."""
 
     text: str
-    status: Status
+    status: Literal["completed", "max_turns"]
     turns: int
     usage: Usage
     messages: tuple[Message, ...]
