@@ -1,6 +1,5 @@
-"""The kit for ``toolnexus`` subcommands (shared options, stdout, the types), apart from ``app``
-so that command modules import it while ``app`` imports them: no import cycle.
-"""
+"""The kit for ``toolnexus`` subcommands (shared options, stdout, the types), apart from ``app`` so
+that command modules import it while ``app`` imports them: no import cycle."""
 
 from __future__ import annotations
 
@@ -33,23 +32,17 @@ FORMATTER = argparse.RawDescriptionHelpFormatter
 #: (with the library's), and ``-q`` silences them all.
 _WARNINGS = logging.getLogger("toolnexus.cli")
 
-# -- parser habits ----------------------------------------------------------------------------
-
 
 class Parser(argparse.ArgumentParser):
-    """argparse with habits of git, ruff and uv: a mistyped choice or flag gets "did you mean …?",
-    and an unknown flag after a subcommand is reported with *that* subcommand's usage.
-
-    Subparsers inherit the class, so this covers every command and nested choice (``memory``'s
-    actions too). Python 3.14's ``suggest_on_error`` does the choices; we support 3.11.
-    """
+    """argparse with the habits of git, ruff and uv, inherited by every subparser: "did you mean
+    …?" for a mistyped choice or flag (Python 3.14's ``suggest_on_error`` does only the choices,
+    and we support 3.11), and an unknown flag reported with its own subcommand's usage."""
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        """Leftover arguments are this parser's error, not its parent's: argparse would hand them
-        up to ``toolnexus`` and print the top-level usage, which does not show the flag meant.
-        A mistyped flag gets the closest of this parser's (difflib)."""
+        """Leftovers are this parser's error: argparse would hand them up to ``toolnexus``, whose
+        usage does not show the flag meant."""
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:
             flags = [flag for action in self._actions for flag in action.option_strings]
@@ -105,9 +98,9 @@ def seconds(wording: str, *, finite: bool = True) -> Callable[[str], float]:
     return parse
 
 
-def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+def plural(count: int, singular: str) -> str:
     """``"1 line ending"``, ``"2 line endings"``: every count the commands print goes through here."""
-    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+    return f"{count} {singular if count == 1 else singular + 's'}"
 
 
 def home(locations: Sequence[str]) -> str | list[str]:
@@ -127,9 +120,8 @@ def add_command(
     located: bool = True,
     **settings: Any,
 ) -> argparse.ArgumentParser:
-    """A subcommand with ``summary`` as its help and description and ``example`` (one line, or an
-    epilog laid out by hand) after the options; ``located``: the location options (``symlinks``:
-    with ``--follow-external-symlinks``), ``budget``: the budget options. ``settings`` go to argparse."""
+    """A subcommand whose summary is its help and description, and whose example (one line, or an
+    epilog laid out by hand) follows the options: every command's help reads alike."""
     parents = [location_options(symlinks=symlinks)] if located else []
     settings = {"description": summary[0].upper() + summary[1:] + ".", **settings}
     parser = subparsers.add_parser(
@@ -142,9 +134,6 @@ def add_command(
     )
     parser.set_defaults(handler=handler)
     return parser
-
-
-# -- shared options ---------------------------------------------------------------------------
 
 
 class _StorageOption(argparse.Action):
@@ -267,15 +256,10 @@ def budget_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {"budget": budget, "profile": args.profile}
 
 
-# -- output -----------------------------------------------------------------------------------
-
-
 def emit(text: str) -> None:
     """Write UTF-8 to stdout whatever the locale; a reader that went away ends the program quietly.
-
-    The loop matters: when the reader closes mid-write, ``BufferedWriter.write`` can return a short
-    count instead of raising, silently dropping the rest; writing on gets the ``EPIPE``.
-    """
+    The loop matters: a reader closing mid-write can make ``write`` return a short count instead
+    of raising; writing on gets the ``EPIPE``."""
     try:
         buffer = getattr(sys.stdout, "buffer", None)
         if buffer is None:

@@ -1,7 +1,5 @@
-"""``toolnexus ask HOME PROMPT`` and ``toolnexus chat HOME``: a persona against a model. A missing
-key is reported before anything is sent, naming the variable. Exit status: 0 answered; 1 stopped
-at ``--max-turns``; 2 an error.
-"""
+"""``toolnexus ask HOME PROMPT`` and ``toolnexus chat HOME``: a persona against a model; a missing
+key is named before anything is sent. Exit status: 0 answered; 1 stopped at ``--max-turns``; 2 an error."""
 
 from __future__ import annotations
 
@@ -97,8 +95,7 @@ def _agent(args: argparse.Namespace) -> Agent:
 
 
 def answer(result: RunResult, args: argparse.Namespace) -> int:
-    """Print one answer (``--json``: as an object); with ``-v`` one usage line on stderr. Exit
-    status 0, or 1 (with a warning) when it stopped at ``--max-turns``."""
+    """Print one answer (``-v``: and a usage line on stderr); exit 1 when it stopped at ``--max-turns``."""
     if getattr(args, "json", False):
         emit_json(result.to_dict())
     else:
@@ -116,9 +113,6 @@ def answer(result: RunResult, args: argparse.Namespace) -> int:
     print(f"toolnexus: warning: no final answer after {result.turns} turns (--max-turns)", file=sys.stderr)
     return EXIT_UNFINISHED
 
-
-# -- the chat loop: a provider error is reported and the chat goes on (the failed turn is not
-# kept); history is not saved (messages can be private); exit status: the worst of the chat
 
 #: What ``/help`` prints: the chat's commands (a line that is one of them is never sent).
 COMMANDS = {
@@ -165,9 +159,10 @@ def _command(text: str) -> str | None:
     return command
 
 
-def _converse(agent: Agent, args: argparse.Namespace) -> int:
-    """Chat with ``agent`` until ``/exit`` or the end of input, each reply printed by :func:`answer`."""
-    status = 0
+def _chat(args: argparse.Namespace) -> int:
+    """Chat until ``/exit`` or the end of input. A provider error is reported and the chat goes on
+    (the failed turn is not kept); history is not saved, as messages can be private."""
+    agent, status = _agent(args), 0
     lines = _lines(f"{agent.name}> ")
     try:
         while True:  # one iteration per session
@@ -199,10 +194,6 @@ def _converse(agent: Agent, args: argparse.Namespace) -> int:
 
 def _ask(args: argparse.Namespace) -> int:
     return answer(_agent(args).run_sync(args.prompt), args)
-
-
-def _chat(args: argparse.Namespace) -> int:
-    return _converse(_agent(args), args)
 
 
 def _base_url(text: str) -> str:
@@ -273,7 +264,6 @@ def _add(
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``ask HOME PROMPT`` and ``chat HOME``."""
     ask = _add(subparsers, "ask", "ask a persona one question and print its answer", _ASK_EXAMPLES, _ask)
     ask.add_argument("prompt", metavar="PROMPT", help="what to ask")
     ask.add_argument(

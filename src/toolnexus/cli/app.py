@@ -1,6 +1,5 @@
 """The ``toolnexus`` parser and :func:`main`, which turns the library's errors into one
-``toolnexus: error: …`` line (flags, not Python names) and exit status 2, for every command alike.
-"""
+``toolnexus: error: …`` line (flags, not Python names) and exit status 2, for every command alike."""
 
 from __future__ import annotations
 
@@ -64,9 +63,8 @@ class _PeopleFormatter(logging.Formatter):
 
 @contextmanager
 def _warnings_to_stderr(quiet: bool) -> Iterator[None]:
-    """Show the library's and the commands' warnings (truncation, an empty home) as
-    ``toolnexus: warning: …`` lines; ``quiet`` drops them (a handler that drops is still a
-    handler: without one, logging's last resort would print them anyway)."""
+    """Warnings as ``toolnexus: warning: …`` lines; ``quiet`` drops them with a handler, as without
+    one logging's last resort would print them anyway."""
     logger = logging.getLogger("toolnexus")
     handler: logging.Handler = logging.NullHandler() if quiet else logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)

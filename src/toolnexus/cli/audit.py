@@ -113,7 +113,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``audit PREFIX [--fail-on ISSUES] [--output FILE] [--dask ADDRESS] …``."""
     summary = "check every persona under a prefix, one JSON line each"
     parser = add_command(subparsers, "audit", summary, _EXAMPLES, _run, budget=True)
     parser.add_argument(

@@ -29,7 +29,6 @@ def _bundle(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``bundle HOME [HOME ...] OUT [--format FORMAT] [--force] [--json]``."""
     summary = "write the home's bootstrap files to a reproducible zip or tar bundle"
     parser = add_command(subparsers, "bundle", summary, _EXAMPLES, _bundle)
     parser.add_argument(

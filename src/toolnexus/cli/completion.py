@@ -1,7 +1,6 @@
 """``toolnexus help [COMMAND]`` and ``completion SHELL``, added last as they read the whole parser.
-Completion is answered by the parser itself (run again with ``_TOOLNEXUS_COMPLETE=SHELL``), so it
-never disagrees with ``--help``.
-"""
+The parser itself answers completions (run again with ``_TOOLNEXUS_COMPLETE=SHELL``), so they never
+disagree with ``--help``."""
 
 from __future__ import annotations
 
@@ -72,8 +71,8 @@ def _positionals(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 def _walk(
     parser: argparse.ArgumentParser, words: Sequence[str]
 ) -> tuple[argparse.ArgumentParser, argparse.Action | None, argparse.Action | None]:
-    """Follow ``words`` (complete ones) through the parser: the parser reached, the option still
-    waiting for its value (if any) and the positional argument the next word fills (if any)."""
+    """Follow the complete ``words``: the parser reached, the option waiting for its value and the
+    positional the next word fills."""
     positionals, index, waiting = _positionals(parser), 0, None
     for word in words:
         if waiting is not None:

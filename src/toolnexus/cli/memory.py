@@ -1,7 +1,7 @@
-"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove|search``: a persona's memory for
-a person. Edits go through the memory tool (the model's rules); ``view`` only reads, so it works on
-any readable home. Exit status: 0 done; 1 the edit was refused (nothing changed); 2 an error.
-"""
+"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove|search``: a persona's
+memory for a person, edited through the memory tool (the model's rules); ``view`` and ``search``
+only read, so they work on any readable home. Exit status: 0 done; 1 the edit was refused or
+nothing matched (nothing changed); 2 an error."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from toolnexus.cli._support import (
     home,
     location,
     location_options,
+    plural,
 )
 
 __all__ = ["EXIT_REFUSED", "register"]
@@ -104,10 +105,6 @@ _FILE_HELP = "a topic file below memory/ instead, like projects/aster.md (view, 
 _JSON_HELP = 'print {"action", "ok", "reply"} as one object on stdout (exit status as without)'
 
 
-# -- what memory tells a person: a Recorder around the tool's store keeps what the edit saw and
-# decided, and the lines below word it for a person, not a model
-
-
 def file_in(location: str, name: str) -> str:
     """``/tmp/aster/MEMORY.md``; ``MEMORY.md in zip://aster::…`` where a path would mislead."""
     if "::" in location or " + " in location:
@@ -121,8 +118,8 @@ def shell_command(homes: Sequence[str], *words: str) -> str:
 
 
 class Recorder:
-    """A memory tool's store (``MemoryTool.stores[name]``) that remembers what the last edit saw
-    and decided (the plan's ``Change``: ``data`` to write or ``None``); otherwise it is the store."""
+    """A memory tool's store that remembers what the last edit saw and decided, so that the
+    command can word the outcome for a person (the tool's reply is worded for a model)."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -172,15 +169,13 @@ def refusal(
         problem = _unreadable(seen, where)
         if problem is not None:
             return problem
-        text = seen.decode("utf-8")
-        old = str(arguments.get("old", ""))
-        if action in ("replace", "remove") and text.count(old) != 1:
-            count = text.count(old)
-            if count == 0:
-                missing = f"{_quoted(old)} does not occur in {where}"
-                return f"toolnexus: {missing}; nothing was changed (see it with: {view})"
+        old = _quoted(str(arguments.get("old", "")))
+        count = seen.decode("utf-8").count(str(arguments.get("old", "")))
+        if action in ("replace", "remove") and count == 0:
+            return f"toolnexus: {old} does not occur in {where}; nothing was changed (see it with: {view})"
+        if action in ("replace", "remove") and count > 1:
             return (
-                f"toolnexus: {_quoted(old)} occurs {count} times in {where}; give more of the text "
+                f"toolnexus: {old} occurs {count} times in {where}; give more of the text "
                 "around it so that it occurs once; nothing was changed"
             )
     if _would_grow_past_cap(action, arguments, seen):
@@ -216,8 +211,7 @@ def _unreadable(seen: bytes, where: str) -> str | None:
 
 
 def _would_grow_past_cap(action: str, arguments: dict[str, Any], seen: bytes | None) -> bool:
-    """Whether the edit makes the file larger than the cap (within the two line breaks an append
-    may add, which is as close as a message needs)."""
+    """Whether the edit takes the file over the cap (give or take an append's two line breaks)."""
     size = len(seen or b"")
     if action == "append":
         size += len(str(arguments.get("content", "")).encode()) + 2
@@ -236,8 +230,7 @@ def _say(text: str) -> None:
 
 
 def _view(args: argparse.Namespace, homes: list[str]) -> int:
-    """Print the file from the home (several: layers, base first), as the soul reads it; notes
-    about it go to stderr."""
+    """Print the file as the soul reads it (layers merged); notes about it go to stderr."""
     name = TARGETS[args.target]
     found = read_bootstrap_file(home(homes), name, storage_options=args.storage_options, engine=args.engine)
     if args.json:
@@ -261,8 +254,7 @@ def _view(args: argparse.Namespace, homes: list[str]) -> int:
         cap = MAX_BOOTSTRAP_FILE_BYTES
         _say(f"{where} is over the {cap}-byte limit: shown up to the limit, as the soul has it")
     if report.invalid_bytes_replaced:
-        count = report.invalid_bytes_replaced
-        _say(f"{where} has {count} invalid byte{'s' if count > 1 else ''}, shown as U+FFFD")
+        _say(f"{where} has {plural(report.invalid_bytes_replaced, 'invalid byte')}, shown as U+FFFD")
     if not found.text:
         _say(f"{where} is empty (no notes yet)")
         return 0
@@ -271,8 +263,8 @@ def _view(args: argparse.Namespace, homes: list[str]) -> int:
 
 
 def _edit(args: argparse.Namespace, homes: list[str]) -> int:
-    """An edit (or ``--file``'s view) through the memory tool; with ``--file`` the tool's reply is
-    what a person reads (its own words name the file and what to do)."""
+    """An edit (or ``--file``'s view) through the memory tool; a topic file's reply is shown as is,
+    as its words already name the file and what to do."""
     try:
         tool = memory_tool(
             home(homes),
@@ -346,8 +338,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _shared_options(parser: argparse.ArgumentParser) -> None:
-    """``--target``, ``--file``, ``--single-writer`` and ``--json``, accepted before the action and
-    after it (as ``-o`` and ``--engine`` are)."""
+    """Options accepted before the action and after it (as ``-o`` and ``--engine`` are)."""
     parser.add_argument("--target", choices=list(TARGETS), default="memory", help=_TARGET_HELP)
     parser.add_argument("--file", metavar="PATH", help=_FILE_HELP)
     parser.add_argument("--single-writer", action="store_true", help=_SINGLE_WRITER_HELP)
@@ -355,7 +346,6 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``memory LOCATION [LOCATION ...] {view|append TEXT|replace OLD NEW|remove OLD}``."""
     parser = add_command(
         subparsers,
         "memory",

@@ -44,7 +44,6 @@ def _report_json(report: SoulReport) -> dict[str, Any]:
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    """``compose_soul``'s keyword arguments from the location and budget options."""
     return {**location_kwargs(args), **budget_kwargs(args)}
 
 
@@ -53,9 +52,6 @@ def _warn_if_empty(report: SoulReport, profile: str | None) -> None:
     if not any(file.status == "present" for file in report.files):
         of_profile = f" of the {profile} profile" if profile else ""
         warn(f"no bootstrap file{of_profile} in {report.location}")
-
-
-# -- inspect's table: one row per bootstrap name, then a summary (and the budget's) ---------
 
 
 def _notes(file: FileReport, location: str) -> str:
@@ -105,8 +101,7 @@ def _budget_line(report: SoulReport, budget: Budget) -> str:
 
 
 def format_table(report: SoulReport) -> str:
-    """Every bootstrap name with status, size, kept bytes and notes (LAYER and the budget's columns
-    when they apply), then a summary line."""
+    """``inspect``'s table: a row per bootstrap name (the layer and budget columns when they apply)."""
     layered = any(file.layer is not None for file in report.files)
     budget = report.budget
     header = ["FILE", "STATUS", "SIZE", "KEPT"]
@@ -192,7 +187,6 @@ def _locations(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add ``soul``, ``inspect`` and ``check``, each ``LOCATION [LOCATION ...]``."""
     example = "toolnexus soul s3://bucket/personas/aster -o endpoint_url=http://127.0.0.1:9000"
     soul = add_command(subparsers, "soul", "print the composed soul", example, _soul, budget=True)
     _locations(soul)

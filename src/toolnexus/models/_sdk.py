@@ -14,8 +14,7 @@ from toolnexus.runtime.messages import ModelError
 
 
 def sorted_keys(value: Any) -> Any:
-    """A JSON value with every object's keys sorted: a tool is sent as the same bytes in every
-    request and process (prompt caches match prefixes byte for byte)."""
+    """Keys sorted, so a tool is the same bytes in every request (prompt caches match bytes)."""
     if isinstance(value, dict):
         return {key: sorted_keys(value[key]) for key in sorted(value, key=str)}
     if isinstance(value, list | tuple):
@@ -38,8 +37,7 @@ def model_error(provider: str, endpoint: str, error: BaseException) -> ModelErro
 
 
 class SDKModel:
-    """A subclass names its ``provider``, ``client_class``, ``default_endpoint`` and the SDK
-    exceptions that mean "the provider failed"."""
+    """A subclass names its provider, client class, endpoint and the SDK's failure exceptions."""
 
     provider = ""
     client_class = ""
@@ -93,8 +91,7 @@ class SDKModel:
         return self._client
 
     async def aclose(self) -> None:
-        """Close this loop's SDK client, its connections (the blocking forms do it when they finish);
-        the next call opens a new one."""
+        """Close this loop's SDK client and its connections; the next call opens a new one."""
         client, self._client, self._loop = self._client, None, None
         if client is not None:
             await client.close()

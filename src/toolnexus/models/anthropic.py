@@ -1,10 +1,8 @@
 """``AnthropicModel``: the Messages API with tools through the official ``anthropic`` SDK.
 
-A tool whose ``native_kind`` is ``"memory"`` is declared as Anthropic's built-in memory tool (the
-form Claude is trained on) unless ``native_memory=False``. Prompt caching puts ``cache_control``
-breakpoints (four at most) after the tools, the soul's stable part, the whole soul and the latest
-message: a turn reads the earlier turns from the cache, a new session the tools and the stable
-part, even after a memory edit. The soul goes as text blocks whose concatenation is the soul."""
+Prompt caching puts ``cache_control`` breakpoints (four at most) after the tools, the soul's stable
+part, the whole soul and the latest message: a turn reads the earlier turns from the cache, a new
+session the tools and the stable part, even after a memory edit."""
 
 from __future__ import annotations
 
@@ -29,9 +27,6 @@ from toolnexus.runtime.messages import (
 #: ``max_tokens`` is required by the Messages API; this leaves room for a long answer.
 DEFAULT_MAX_TOKENS = 4096
 
-#: How long a cache entry lives after its last use (writes cost 1.25x the input price or 2x).
-CacheTTL = Literal["5m", "1h"]
-
 #: The shortest prefix Anthropic caches, per model family as its documentation lists it: the first
 #: pattern found in the model's name wins; any other model (Sonnet, older Opus), 1,024 tokens.
 MIN_CACHEABLE_TOKENS = ((r"opus-4-[5-9]", 4096), (r"haiku-4-[5-9]", 4096), (r"haiku", 2048), (r"", 1024))
@@ -41,8 +36,8 @@ NATIVE_TOOL_TYPES = {"memory": "memory_20250818"}
 
 
 def anthropic_tool(tool: ToolSpec, *, native_memory: bool = True) -> dict[str, Any]:
-    """The Messages API ``tools`` entry of a tool (for a loop of your own): Anthropic's built-in
-    declaration for the memory tool (unless ``native_memory=False``), else a custom tool."""
+    """A tool's ``tools`` entry (for a loop of your own): the memory tool as the built-in Claude
+    is trained on, unless ``native_memory=False``."""
     native = NATIVE_TOOL_TYPES.get(getattr(tool, "native_kind", None) or "")
     if native_memory and native is not None:
         return {"type": native, "name": tool.name}
@@ -57,9 +52,7 @@ def _tool_result_block(tool_use_id: str, text: str, is_error: bool) -> dict[str,
 
 
 def anthropic_tool_result(tool_use: Any, result: object) -> dict[str, Any]:
-    """The ``tool_result`` block answering a ``tool_use`` block (the SDK's or its dict form), for a
-    loop of your own: ``is_error: true`` when the result is an error (a :class:`ToolReply` saying
-    so, or a ``str`` starting with ``error:``), as the SDK's own tool runner reports failures."""
+    """The block answering a ``tool_use`` block, for a loop of your own (errors flagged as the SDK does)."""
     tool_use_id = tool_use.get("id") if isinstance(tool_use, dict) else getattr(tool_use, "id", None)
     if not isinstance(tool_use_id, str):
         raise TypeError(f"anthropic_tool_result needs a tool_use block with an id, not {tool_use!r}")
@@ -94,8 +87,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 
 def system_blocks(system: str, marker: dict[str, Any]) -> list[dict[str, Any]]:
-    """The soul as text blocks, one per part of a :class:`~toolnexus.composer.parts.Soul`, with a
-    breakpoint after the stable part and after the whole soul (a plain ``str``: one block)."""
+    """The soul as text blocks, one per part, with a breakpoint after the stable part and the whole."""
     parts = getattr(system, "parts", None) or ((system, True),)
     if "".join(text for text, _ in parts) != system:  # not a soul's parts: never send other text
         parts = ((system, True),)
@@ -129,14 +121,9 @@ def _usage(usage: Any) -> Usage:
 
 
 class AnthropicModel(SDKModel):
-    """A Claude model behind the Messages API: ``AnthropicModel(name, *, base_url=None,
-    api_key=None, max_tokens=4096, native_memory=True, cache_ttl="5m", max_retries=2,
-    timeout=None, **options)``.
-
-    ``api_key`` defaults to ``ANTHROPIC_API_KEY``. ``native_memory=False`` declares the memory
-    tool as a custom tool. ``cache_ttl``: the prompt cache's lifetime, ``"5m"`` or ``"1h"``; ``None``
-    sends no ``cache_control`` (the soul as one string). ``options`` go to every ``create`` call
-    (``temperature``, …). Provider failures raise :class:`ModelError`."""
+    """A Claude model behind the Messages API. ``cache_ttl``: how long a cache entry lives after its
+    last use (a write costs 1.25x the input price, or 2x for an hour); ``None`` sends no
+    ``cache_control``, for servers without one. ``options`` go to every ``create`` call."""
 
     provider = "anthropic"
     client_class = "AsyncAnthropic"
@@ -148,7 +135,7 @@ class AnthropicModel(SDKModel):
         *,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         native_memory: bool = True,
-        cache_ttl: CacheTTL | None = "5m",
+        cache_ttl: Literal["5m", "1h"] | None = "5m",
         **client: Any,
     ) -> None:
         if cache_ttl not in ("5m", "1h", None):

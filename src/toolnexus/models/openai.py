@@ -1,9 +1,7 @@
-"""``OpenAIChatModel``: Chat Completions with tools through the official ``openai`` SDK; its
-``base_url`` points it at any OpenAI-compatible server (Ollama, vLLM, llama.cpp, a LiteLLM proxy).
-
-OpenAI caches byte-identical prefixes, on the machine a request is routed to: the system message
-and the tools go as the same bytes in every turn and session (the agent's order, sorted keys), and
-``prompt_cache_key`` routes one persona's requests to the same cache."""
+"""``OpenAIChatModel``: Chat Completions with tools through the official ``openai`` SDK, on any
+OpenAI-compatible server. OpenAI caches byte-identical prefixes on the machine a request is routed
+to: the soul and the tools go as the same bytes every turn, and ``prompt_cache_key`` routes one
+persona's requests to the same machine."""
 
 from __future__ import annotations
 
@@ -48,8 +46,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def derived_cache_key(system: str) -> str:
-    """``NAME-HASH``: the persona's name (40 safe characters at most) and 16 hex digits of the
-    SHA-256 of the soul's stable part (of all of a plain ``str``): unchanged while it is."""
+    """``NAME-HASH`` of the persona and the soul's stable part: unchanged while that part is."""
     persona = getattr(system, "persona", None) or "toolnexus"
     stable = getattr(system, "stable", system)
     digest = hashlib.sha256(str(stable).encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -122,13 +119,8 @@ def _usage(completion: Any) -> Usage:
 
 
 class OpenAIChatModel(SDKModel):
-    """A model behind the Chat Completions API: ``OpenAIChatModel(name, *, base_url=None,
-    api_key=None, prompt_cache_key=DERIVED, max_retries=2, timeout=None, **options)``.
-
-    ``api_key`` defaults to ``OPENAI_API_KEY`` (a placeholder for a ``base_url`` without one).
-    ``prompt_cache_key`` is derived from the persona by default (:func:`derived_cache_key`),
-    ``None`` sends none, a string is sent as is. ``options`` go to every ``create`` call
-    (``temperature``, …). Provider failures raise :class:`ModelError`."""
+    """A model behind the Chat Completions API; a ``base_url`` without a key gets a placeholder, as
+    local servers need none. ``options`` go to every ``create`` call."""
 
     provider = "openai"
     client_class = "AsyncOpenAI"

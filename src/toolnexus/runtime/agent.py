@@ -25,7 +25,7 @@ from toolnexus.recall import (
     recall_tools,
 )
 from toolnexus.recall.daily import DEFAULT_DAYS, recent_notes
-from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult, Session, SessionContext
+from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult, Session, SyncSession
 from toolnexus.runtime.messages import Model, Tool, ToolSpec, check_tool, run_blocking
 from toolnexus.skills import SkillSet, load_skills
 from toolnexus.soul.compose import compose_soul_parts_async
@@ -254,9 +254,9 @@ class Agent:
                 minimum,
             )
 
-    def session(self) -> SessionContext:
+    def session(self) -> SyncSession:
         """A multi-turn conversation on one frozen soul: ``async with`` or plain ``with``."""
-        return SessionContext(self)
+        return SyncSession(self)
 
     async def run(self, prompt: str, *, max_turns: int | None = None) -> RunResult:
         """One fresh session, run to the final answer (or ``max_turns``)."""

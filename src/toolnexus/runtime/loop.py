@@ -1,10 +1,7 @@
-"""The tool loop: model → tool calls → results → model, until a final answer or ``max_turns``; and
-sessions, conversations on one soul composed when they start and frozen for their life (memory
-edits show in the next session). ``agent.session()`` is ``async with`` or plain ``with``.
-
-The calls of one turn run concurrently. A tool that raises becomes an ``error: …`` result (the loop
-never dies on a tool; a model's errors propagate); a result is an error (``is_error``) when the tool
-returns a :class:`~toolnexus.agents.ToolReply` saying so, or a ``str`` starting with ``error:``."""
+"""The tool loop (model → tool calls → results → model, until an answer or ``max_turns``) and
+sessions: one soul composed when a session starts and frozen for its life, so memory edits show in
+the next session and the provider's prompt cache keeps matching. A tool that raises becomes an
+``error: …`` result, so the loop never dies on a tool; a model's errors propagate."""
 
 from __future__ import annotations
 
@@ -32,16 +29,14 @@ logger = logging.getLogger("toolnexus")
 #: Enough for a few rounds of memory edits and delegation; a model stuck calling tools stops soon.
 DEFAULT_MAX_TURNS = 20
 
-Status = Literal["completed", "max_turns"]
-
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """How one run ended: ``"completed"`` with the final answer, or ``"max_turns"`` with the last
-    turn's text (often empty) when the model still asked for tools. ``messages``: the transcript."""
+    """How one run ended: ``"completed"`` with the answer, or ``"max_turns"`` with the last turn's
+    text (often empty) when the model still asked for tools."""
 
     text: str
-    status: Status
+    status: Literal["completed", "max_turns"]
     turns: int
     usage: Usage
     messages: tuple[Message, ...]
@@ -147,17 +142,30 @@ class Session:
 
 
 class SyncSession:
-    """:class:`Session` for code without an event loop: every ``send`` runs on one private loop,
-    so the provider client's connections are reused across the conversation."""
+    """What ``agent.session()`` returns: ``async with`` gives a :class:`Session`, plain ``with``
+    this object, whose every ``send`` runs on one private loop so the provider client's
+    connections are reused across the conversation. The soul is composed on entry."""
 
     def __init__(self, agent: SessionHost) -> None:
         self._agent = agent
-        self._runner = asyncio.Runner()
+        self._runner = asyncio.Runner()  # makes no loop until it first runs
+        self.session: Session
+
+    async def __aenter__(self) -> Session:
+        return await self._agent.start_session()
+
+    async def __aexit__(self, *exc_info: Any) -> None: ...
+
+    def __enter__(self) -> SyncSession:
         try:
-            self.session: Session = self._runner.run(agent.start_session())
+            self.session = self._runner.run(self._agent.start_session())
         except BaseException:
             self._runner.close()
             raise
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
 
     @property
     def soul(self) -> str:
@@ -180,25 +188,3 @@ class SyncSession:
             self._runner.run(self._agent.closing(asyncio.sleep(0)))
         finally:
             self._runner.close()
-
-
-class SessionContext:
-    """What ``agent.session()`` returns: ``async with`` gives a :class:`Session`, ``with`` a
-    :class:`SyncSession`. The soul is composed on entry."""
-
-    def __init__(self, agent: SessionHost) -> None:
-        self._agent = agent
-        self._sync: SyncSession | None = None
-
-    async def __aenter__(self) -> Session:
-        return await self._agent.start_session()
-
-    async def __aexit__(self, *exc_info: Any) -> None: ...
-
-    def __enter__(self) -> SyncSession:
-        self._sync = SyncSession(self._agent)
-        return self._sync
-
-    def __exit__(self, *exc_info: Any) -> None:
-        if self._sync is not None:
-            self._sync.close()

@@ -18,11 +18,9 @@ class ModelError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens a run consumed, as the provider reported them (0 when it reported nothing).
-
-    ``input_tokens`` counts every prompt token, cached or not, so it means the same with caching
-    on or off; ``cache_read_tokens`` and ``cache_write_tokens`` are the parts of it read from and
-    written to the provider's prompt cache (billed differently: Anthropic reads 0.1x, writes 1.25x)."""
+    """Tokens a run consumed as the provider reported them. ``input_tokens`` counts every prompt
+    token, cached or not, so it means the same with caching on or off; the cache counts are parts
+    of it, billed differently (Anthropic: reads 0.1x, writes 1.25x)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -48,8 +46,7 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One call the model asked for; ``problem`` says why ``arguments`` is ``{}`` when the model
-    sent something that is not a JSON object."""
+    """One call the model asked for; ``problem``: why ``arguments`` is ``{}`` (not a JSON object)."""
 
     id: str
     name: str
@@ -92,10 +89,8 @@ Message: TypeAlias = UserMessage | AssistantMessage | ToolResult
 
 @runtime_checkable
 class ToolSpec(Protocol):
-    """A tool, in no provider's format (each adapter declares it in its own): a name, a description,
-    a JSON Schema, and ``acall`` returning the text to send back (it may raise). A ``native_kind``
-    (``"memory"``: :class:`~toolnexus.agents.MemoryTool`) names a provider's built-in tool it runs
-    the commands of: an adapter that has the built-in declares that, any other the schema."""
+    """A tool in no provider's format, so each adapter declares it its own way; an optional
+    ``native_kind`` (``"memory"``) names a provider's built-in tool whose commands it runs."""
 
     name: str
     description: str
@@ -107,9 +102,8 @@ class ToolSpec(Protocol):
 
 
 class Model(Protocol):
-    """Messages in, text or tool calls out; a plain async function will do (a ``str`` is a final
-    answer). ``system`` is the session's :class:`~toolnexus.composer.parts.Soul`, whose ``parts``
-    (stable, then volatile) say where cache breakpoints go."""
+    """Messages in, text or tool calls out: a plain async function will do. ``system`` is a
+    :class:`~toolnexus.composer.parts.Soul`, whose ``parts`` say where cache breakpoints go."""
 
     async def __call__(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
@@ -139,18 +133,9 @@ def check_tool(tool: Any) -> None:
 
 
 class Tool:
-    """A function the model may call. ``function`` receives the model's arguments as keywords and
-    returns the text to send back (anything else is ``str()``-ed); it may be ``async``. A sync
-    function runs in a worker thread so it never blocks the loop or the other calls of a turn.
-
-    >>> def weather(city: str) -> str:
-    ...     return f"sunny in {city}"
-    >>> tool = Tool(weather, "Today's weather in a city.",
-    ...             {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
-    """
-
-    #: A built-in tool of some provider this one stands for (see ``ToolSpec``); a function has none.
-    native_kind: str | None = None
+    """A function the model may call with its arguments as keywords; what it returns is sent back
+    as text. A sync function runs in a worker thread, so it never blocks the loop or the other
+    calls of a turn: ``Tool(weather, "Today's weather in a city.", schema)``."""
 
     def __init__(
         self,

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
-from toolnexus._aio import run_on_loop
 from toolnexus._fs import fsspec_files
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, _build, describe, detail, read_error
@@ -26,7 +25,6 @@ __all__ = [
     "Change",
     "CompareAndSwapStore",
     "FolderStore",
-    "LoopedStore",
     "MemoryStore",
     "Moved",
     "Plan",
@@ -53,8 +51,7 @@ Moved: TypeAlias = Literal["renamed", "missing", "exists"]
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """What a command decided after reading the file: the bytes to write (``None``: nothing)
-    and the text to send back to the model."""
+    """What a command decided after reading the file: the bytes to write (``None``: nothing), the reply."""
 
     data: bytes | None
     reply: str
@@ -128,13 +125,10 @@ def fsspec_listing(home: Any, folder: str) -> dict[str, int]:
 
 
 class CompareAndSwapStore:
-    """A file on an object store whose writes are conditional on the version read.
-
-    Subclasses write the primitives on any path: :meth:`get`, :meth:`put`, :meth:`delete`, and
-    optionally :meth:`put_with_lineage` (exactly once under contention, :mod:`.lineage`) and
-    :meth:`delete_if` (renames). ``probe`` (:func:`.probe.require_enforced`, built on this class,
-    so handed in) checks first that the server refuses a stale write.
-    """
+    """A file on an object store whose writes are conditional on the version read. Subclasses
+    write the primitives on any path (:meth:`get`, :meth:`put`, :meth:`delete`; optionally
+    :meth:`put_with_lineage` and :meth:`delete_if`). ``probe`` is handed in (it is built on this
+    class): it checks first that the server refuses a stale write."""
 
     #: How the conditions are spelled, for messages: (must-not-exist, must-match).
     conditions: tuple[str, str] = ("", "")
@@ -172,8 +166,7 @@ class CompareAndSwapStore:
         return str(self.fs.split_path(self.path)[0])
 
     def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
-        """The first cap + 1 bytes (``None``: absent) and their version from one read, and the
-        lineage if there is one (a :class:`.Stored`)."""
+        """The first cap + 1 bytes and their version from one read (and the lineage, if any)."""
         raise NotImplementedError
 
     def put(self, path: str, data: bytes, version: str | None) -> bool:
@@ -181,8 +174,7 @@ class CompareAndSwapStore:
         raise NotImplementedError
 
     def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
-        """:meth:`put`, keeping ``lineage`` in the object's metadata; by default dropped (a lost
-        answer is then settled by comparing bytes)."""
+        """:meth:`put`, keeping ``lineage`` in the metadata; dropped by default (bytes then decide)."""
         return self.put(path, data, version)
 
     def delete(self, path: str) -> None:
@@ -321,30 +313,3 @@ class CompareAndSwapStore:
             f"one of {MAX_ATTEMPTS} attempts (other writers are busy); nothing was moved, try again",
             errno.EBUSY,
         )
-
-
-class LoopedStore(CompareAndSwapStore):
-    """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs), run
-    on its loop: ``_get``, ``_put`` (``lineage`` ``None`` for a plain put), ``_delete``."""
-
-    async def _get(self, path: str) -> Stored:
-        raise NotImplementedError
-
-    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
-        raise NotImplementedError
-
-    async def _delete(self, path: str) -> None:
-        raise NotImplementedError
-
-    def get(self, path: str) -> Stored:
-        result: Stored = run_on_loop(self.fs, self._get, path)
-        return result
-
-    def put(self, path: str, data: bytes, version: str | None) -> bool:
-        return bool(run_on_loop(self.fs, self._put, path, data, version, None))
-
-    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str) -> bool:
-        return bool(run_on_loop(self.fs, self._put, path, data, version, lineage))
-
-    def delete(self, path: str) -> None:
-        run_on_loop(self.fs, self._delete, path)

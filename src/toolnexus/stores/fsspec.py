@@ -1,7 +1,6 @@
-"""The stores over fsspec filesystems: plain writes under a process lock (:class:`FsspecStore`),
-and the conditional put and delete of S3 (s3fs), Azure Blob (adlfs) and GCS (gcsfs), under the
-compare-and-swap loop of :class:`~.base.CompareAndSwapStore`. Each keeps the lineage
-(:mod:`.lineage`) in the object's metadata under the name obstore's store uses too."""
+"""The stores over fsspec filesystems: plain writes under a process lock (:class:`FsspecStore`), and
+S3 (s3fs), Azure Blob (adlfs) and GCS (gcsfs) under the compare-and-swap loop, each keeping the
+lineage in the object's metadata under the name obstore's store uses too."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from toolnexus.stores.base import (
     MEMORY_FILE,
     READ_LIMIT,
     Change,
-    LoopedStore,
+    CompareAndSwapStore,
     Moved,
     Plan,
     fsspec_listing,
@@ -31,8 +30,7 @@ _CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict",
 
 
 class FsspecStore:
-    """A file on a filesystem written plainly, under a lock in this process only: for
-    ``memory://`` (no other process reaches it) and ``single_writer=True`` homes."""
+    """A file written plainly under a lock in this process: for ``memory://`` and single writers."""
 
     def __init__(self, home: Any, name: str = MEMORY_FILE) -> None:
         self.home = home
@@ -95,9 +93,38 @@ def _is_conflict(error: BaseException) -> bool:
     return False
 
 
+class LoopedStore(CompareAndSwapStore):
+    """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs), run on
+    its loop; a ``lineage`` or ``version`` of ``None`` makes a plain put or delete."""
+
+    async def _get(self, path: str) -> Stored:
+        raise NotImplementedError
+
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+        raise NotImplementedError
+
+    async def _delete(self, path: str, version: str | None) -> bool:
+        """``False``: the object changed or is gone (only when ``version`` is given)."""
+        raise NotImplementedError
+
+    def get(self, path: str) -> Stored:
+        result: Stored = run_on_loop(self.fs, self._get, path)
+        return result
+
+    def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
+        return bool(run_on_loop(self.fs, self._put, path, data, version, lineage))
+
+    put_with_lineage = put
+
+    def delete(self, path: str) -> None:
+        run_on_loop(self.fs, self._delete, path, None)
+
+    def delete_if(self, path: str, version: str) -> bool:
+        return bool(run_on_loop(self.fs, self._delete, path, version))
+
+
 class S3Store(LoopedStore):
-    """An object on S3 (s3fs): one GET gives the bytes and ETag; the PUT carries ``If-Match``
-    or ``If-None-Match: *``, which S3 answers with 412 or 409 when another writer got there first."""
+    """An object on S3 (s3fs): one GET gives the bytes and ETag; the PUT carries ``If-Match``."""
 
     conditions = ("If-None-Match: *", "If-Match")
     stale_version = '"00000000000000000000000000000000"'
@@ -133,22 +160,18 @@ class S3Store(LoopedStore):
             raise
         return True
 
-    async def _delete(self, path: str, **conditions: str) -> None:
-        await self._call("delete_object", path, **conditions)
-
-    def delete_if(self, path: str, version: str) -> bool:
+    async def _delete(self, path: str, version: str | None) -> bool:
         try:
-            run_on_loop(self.fs, self._delete, path, IfMatch=version)
+            await self._call("delete_object", path, **({} if version is None else {"IfMatch": version}))
         except Exception as error:
-            if isinstance(error, FileNotFoundError) or _is_conflict(error):
-                return False  # changed, or gone already
+            if version is not None and (isinstance(error, FileNotFoundError) or _is_conflict(error)):
+                return False
             raise
         return True
 
 
 class AzureBlobStore(LoopedStore):
-    """A blob (adlfs): the ETag comes with the bytes; the upload carries ``If-Match`` or
-    ``If-None-Match: *``; the lineage is the ``toolnexus_edits`` metadata (no hyphen allowed)."""
+    """A blob (adlfs): the ETag comes with the bytes; the upload carries ``If-Match``."""
 
     conditions = ("If-None-Match: *", "If-Match")
     stale_version = '"0x0000000000000000"'
@@ -167,8 +190,7 @@ class AzureBlobStore(LoopedStore):
             except Exception as error:
                 if not is_empty_range_error(error):
                     raise
-                # An empty blob (or one that just stopped being empty): read it unranged, which
-                # the SDK itself handles for empty blobs; the bytes are still capped below.
+                # an empty blob: unranged, as the SDK handles that (the bytes are capped below)
                 downloader = await client.download_blob()
         except ResourceNotFoundError:
             return Stored(None, None)
@@ -194,27 +216,24 @@ class AzureBlobStore(LoopedStore):
             return False
         return True
 
-    async def _delete(self, path: str) -> None:
-        await self._client(path).delete_blob()
-
-    def delete_if(self, path: str, version: str) -> bool:
-        result: bool = run_on_loop(self.fs, self._delete_blob_if, path, version)
-        return result
-
-    async def _delete_blob_if(self, path: str, version: str) -> bool:
+    async def _delete(self, path: str, version: str | None) -> bool:
         from azure.core import MatchConditions  # noqa: PLC0415
         from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError  # noqa: PLC0415
 
+        condition = (
+            {} if version is None else {"etag": version, "match_condition": MatchConditions.IfNotModified}
+        )
         try:
-            await self._client(path).delete_blob(etag=version, match_condition=MatchConditions.IfNotModified)
+            await self._client(path).delete_blob(**condition)
         except (ResourceModifiedError, ResourceNotFoundError):
+            if version is None:
+                raise
             return False
         return True
 
 
 class GcsStore(LoopedStore):
-    """An object on GCS (gcsfs): the generation is read with the metadata, the bytes pinned to
-    it, and the upload carries ``ifGenerationMatch`` (``0``: must not exist)."""
+    """An object on GCS (gcsfs): the bytes are pinned to the generation read with the metadata."""
 
     conditions = ("ifGenerationMatch=0", "ifGenerationMatch")
     stale_version = "1"
@@ -258,14 +277,14 @@ class GcsStore(LoopedStore):
             return False
         return True
 
-    async def _delete(self, path: str, **conditions: str) -> None:
+    async def _delete(self, path: str, version: str | None) -> bool:
         bucket, key, _ = self.fs.split_path(path)
-        await self.fs._call("DELETE", "b/{}/o/{}", bucket, key, **conditions)
-
-    def delete_if(self, path: str, version: str) -> bool:
+        condition = {} if version is None else {"ifGenerationMatch": version}
         try:
-            run_on_loop(self.fs, self._delete, path, ifGenerationMatch=version)
+            await self.fs._call("DELETE", "b/{}/o/{}", bucket, key, **condition)
         except (FileExistsError, FileNotFoundError):  # gcsfs's spellings of 412 and 404
+            if version is None:
+                raise
             return False
         return True
 

@@ -1,13 +1,10 @@
 """Exactly once: whether an edit whose answer was lost was applied.
 
-A write's answer can be lost (a reset, a timeout, a 5xx after the object was stored); the SDK's
-retry then meets a conflict, which taken at its word would apply the edit twice, and comparing
-bytes cannot tell two identical appends apart. So every conditional write keeps a *lineage* in
-the object's metadata: this edit's id, then the ids of the versions before it (newest first, at
-most :data:`LINEAGE_LENGTH`; a version written without one is named ``=`` + its version, no
-object :data:`CREATED`). After a conflict, the object read again says: our id in its lineage,
-applied; the id of the version we wrote over but not ours, not applied; no lineage, the bytes
-decide; neither id, unknown (the edit is not repeated, and the caller is told to look).
+A write's answer can be lost (a reset, a timeout, a 5xx after the object was stored), and the SDK's
+retry then meets a conflict; comparing bytes cannot tell two identical appends apart. So every
+conditional write keeps a *lineage* in the object's metadata: this edit's id, then the ids of the
+versions before it, newest first. Read again, the object says: our id there, applied; the id of the
+version we wrote over but not ours, not applied; no lineage, the bytes decide; neither, unknown.
 """
 
 from __future__ import annotations
@@ -41,8 +38,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9]")
 
 
 class Stored(NamedTuple):
-    """One consistent read of an object: its first cap + 1 bytes (``None``: absent), the version
-    of that very object, and the lineage stored with it (``None``: none)."""
+    """One consistent read of an object: its first cap + 1 bytes, its version and its lineage."""
 
     data: bytes | None
     version: str | None
@@ -76,8 +72,8 @@ def lineage_after(stored: Stored, edit: str) -> str:
 
 
 def applied(now: Stored, edit: str, over: Stored, data: bytes) -> bool | None:
-    """Whether ``edit`` (``data`` written over ``over``) is in the object as read ``now``:
-    ``True`` applied, ``False`` not applied, ``None`` cannot tell (see the module docstring)."""
+    """Whether ``edit`` (``data`` written over ``over``) is in the object as read ``now``; ``None``:
+    nobody can tell."""
     if now.lineage is None:
         return now.data == data
     if edit in now.lineage:

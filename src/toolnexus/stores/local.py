@@ -1,12 +1,8 @@
-"""A file in a local folder: writers take ``flock`` on the home directory itself (no lock file
-is created; readers, e.g. ``compose_soul``, never lock), re-read the file under the lock, and
-replace it atomically: a temporary file in the same folder, flushed and fsynced, then
-``os.replace``. Works across threads and processes on one machine (not across NFS clients).
-
-A file below the home (``memory/projects/aster.md``) is reached one folder at a time with
-``O_NOFOLLOW``: a symlinked folder is refused, never followed, so no path leads out of the home.
-Missing folders are made when the file is written, and removed again when a delete or rename
-leaves them empty (as on object stores, a folder exists while it holds a file)."""
+"""A file in a local folder: writers take ``flock`` on the home directory itself (no lock file; readers
+never lock), re-read the file under the lock and replace it atomically (a fsynced temporary file,
+then ``os.replace``), across threads and processes on one machine. Folders below the home are
+reached one at a time with ``O_NOFOLLOW``, so no symlink leads out of the home; as on object
+stores, a folder exists while it holds a file (made by a write, removed when left empty)."""
 
 from __future__ import annotations
 
@@ -36,8 +32,7 @@ _OPEN_DIR = os.O_RDONLY | _CLOEXEC | getattr(os, "O_DIRECTORY", 0)
 
 
 class LocalStore:
-    """A file (MEMORY.md unless ``name`` says otherwise; it may lie in folders below the home) in
-    a local folder; see the module docstring for the locking and rename rules."""
+    """A file of a local home, MEMORY.md unless ``name`` says otherwise (see the module docstring)."""
 
     def __init__(self, root: str, name: str = MEMORY_FILE) -> None:
         self.root = root
@@ -48,7 +43,6 @@ class LocalStore:
         self._folders = tuple(folders)
 
     def file(self, name: str) -> LocalStore:
-        """The store of another file of the same home."""
         return LocalStore(self.root, name)
 
     def read(self) -> bytes | None:
@@ -60,8 +54,8 @@ class LocalStore:
         except OSError as error:
             raise read_error(error, self.location, self.name, action="read") from error
         try:
-            with self._parent(root_fd, create=False) as parent:
-                return None if parent is None else self._read_at(parent)
+            with self._opened(root_fd, create=False) as folders:
+                return None if folders is None else self._read_at(folders[-1])
         finally:
             os.close(root_fd)
 
@@ -88,17 +82,16 @@ class LocalStore:
 
     def update(self, plan: Plan) -> Change:
         with self._locked() as root_fd:
-            with self._parent(root_fd, create=False) as parent:
-                current = None if parent is None else self._read_at(parent)
+            with self._opened(root_fd, create=False) as folders:
+                current = None if folders is None else self._read_at(folders[-1])
             change = plan(current)
             if change.data is not None:
-                with self._parent(root_fd, create=True) as parent:
-                    assert parent is not None  # made when missing
-                    self._replace(change.data, parent)
+                with self._opened(root_fd, create=True) as folders:
+                    assert folders is not None  # made when missing
+                    self._replace(change.data, folders[-1])
             return change
 
     def listing(self, folder: str) -> dict[str, int]:
-        """Every regular file below ``folder`` (relative to the home) and its size."""
         files: dict[str, int] = {}
         try:
             for path, fd, name in local_files(self.root, folder):
@@ -109,35 +102,34 @@ class LocalStore:
         return files
 
     def remove(self) -> bool:
-        """Delete the file (under the lock); False if it was not there."""
         with self._locked() as root_fd, self._opened(root_fd, create=False) as folders:
             if folders is None:
                 return False
             try:
-                os.unlink(self._leaf, dir_fd=folders[-1] if folders else root_fd)
+                os.unlink(self._leaf, dir_fd=folders[-1])
             except FileNotFoundError:
                 return False
             except OSError as error:
                 raise read_error(error, self.location, self.name, action="delete") from error
-            self._prune(root_fd, folders)
+            self._prune(folders)
             return True
 
     def rename(self, name: str) -> Moved:
         """Move the file to ``name`` in the same home with one ``rename`` under the lock."""
         target = self.file(name)
         with self._locked() as root_fd, self._opened(root_fd, create=False) as folders:
-            source = root_fd if not folders else folders[-1]
-            if folders is None or not _is_entry(self._leaf, source):
+            if folders is None or not _is_entry(self._leaf, folders[-1]):
                 return "missing"
-            moved = target._rename_into(root_fd, self._leaf, source)
+            moved = target._rename_into(root_fd, self._leaf, folders[-1])
             if moved == "renamed":
-                self._prune(root_fd, folders)
+                self._prune(folders)
             return moved
 
     def _rename_into(self, root_fd: int, leaf: str, source: int) -> Moved:
         """Rename ``leaf`` of folder ``source`` to this file, unless this file already exists."""
-        with self._parent(root_fd, create=True) as parent:
-            assert parent is not None  # made when missing
+        with self._opened(root_fd, create=True) as folders:
+            assert folders is not None  # made when missing
+            parent = folders[-1]
             if _is_entry(self._leaf, parent):
                 return "exists"
             try:
@@ -151,7 +143,7 @@ class LocalStore:
 
     @contextlib.contextmanager
     def _opened(self, root_fd: int, *, create: bool) -> Iterator[list[int] | None]:
-        """The descriptors of the file's folders below the home (``None``: one is missing)."""
+        """The home's descriptor, then those of the file's folders below it (``None``: one is missing)."""
         try:
             folders = open_folders(root_fd, self._folders, create=create)
         except NotADirectoryError as error:
@@ -161,22 +153,16 @@ class LocalStore:
         except OSError as error:
             raise read_error(error, self.location, self.name, action="reach") from error
         try:
-            yield folders
+            yield None if folders is None else [root_fd, *folders]
         finally:
             for fd in folders or ():
                 os.close(fd)
 
-    @contextlib.contextmanager
-    def _parent(self, root_fd: int, *, create: bool) -> Iterator[int | None]:
-        """The descriptor of the file's folder (the home itself for a name without folders)."""
-        with self._opened(root_fd, create=create) as folders:
-            yield None if folders is None else (folders[-1] if folders else root_fd)
-
-    def _prune(self, root_fd: int, folders: list[int]) -> None:
+    def _prune(self, folders: list[int]) -> None:
         """Remove the file's folders that are now empty, innermost first (never the home)."""
         for index in range(len(self._folders) - 1, -1, -1):
             try:
-                os.rmdir(self._folders[index], dir_fd=folders[index - 1] if index else root_fd)
+                os.rmdir(self._folders[index], dir_fd=folders[index])
             except OSError:
                 return  # not empty (or gone): the folders above are not empty either
 

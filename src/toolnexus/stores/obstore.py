@@ -1,8 +1,5 @@
-"""A file through obstore's own client (the ``obstore`` engine): one GET gives the bytes, the
-ETag and version, and the lineage; the write is obstore's conditional put (``mode="create"`` or
-``mode={"e_tag": …, "version": …}``), whose refusal is a conflict. Also how a store object is
-described to the layers above (its bucket, URL and identity), so the source and store agree.
-"""
+"""A file through obstore's own client (the ``obstore`` engine), written with obstore's conditional
+put; and how a store object is described (bucket, URL, identity), so that source and store agree."""
 
 from __future__ import annotations
 
@@ -49,8 +46,7 @@ def store_url(store: Any, key: str = "") -> str:
 
 
 def store_token(store: Any) -> str:
-    """What tells two stores' servers apart (as fsspec's ``_fs_token``): a digest of their
-    class, configuration and client options."""
+    """What tells two stores' servers apart, as fsspec's ``_fs_token`` does."""
     config = getattr(store, "config", None)
     if config is None:
         return f"{type(store).__name__}:{id(store)}"
@@ -107,10 +103,7 @@ class ObstoreStore(CompareAndSwapStore):
         lineage = parse_lineage(result.attributes.get(self._lineage_key()))
         return Stored(bytes(data[:READ_LIMIT]), _version(result.meta), lineage)
 
-    def put(self, path: str, data: bytes, version: str | None) -> bool:
-        return self.put_with_lineage(path, data, version, None)
-
-    def put_with_lineage(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+    def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
         import obstore  # noqa: PLC0415
 
         attributes = None if lineage is None else {self._lineage_key(): lineage}
@@ -122,6 +115,8 @@ class ObstoreStore(CompareAndSwapStore):
                 return False
             raise object_store_error(error) from error
         return True
+
+    put_with_lineage = put
 
     def delete(self, path: str) -> None:
         import obstore  # noqa: PLC0415

@@ -1,12 +1,8 @@
-"""Before a store trusts its server's conditional writes, check once that the server enforces them.
-
-Some servers accept the condition headers and ignore them (s3rver's ``If-Match``,
-gcp-storage-emulator's ``ifGenerationMatch``). The probe works on a fresh object of its own
-(``.toolnexus-probe-<random>``, so it never touches anyone's data): create it must-not-exist
-(must succeed), again (must be refused), write it at a version it cannot have (must be refused),
-delete it. Renames (a copy, then a delete at the version copied) are checked the same way
-(:func:`require_conditional_delete`: fake-gcs-server ignores that condition). Verdicts are kept
-per server, bucket and check for the process; a failure to *run* a probe is raised, not kept.
+"""Before a store trusts its server's conditional writes, check once that the server enforces them:
+some accept the conditions and ignore them (s3rver's ``If-Match``, gcp-storage-emulator's
+``ifGenerationMatch``, fake-gcs-server's conditional delete). The probe works on a fresh object of
+its own, so it never touches anyone's data. Verdicts are kept per server, bucket and check for the
+process; a failure to *run* a probe is raised, not kept.
 """
 
 from __future__ import annotations
