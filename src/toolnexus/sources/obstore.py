@@ -13,7 +13,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from toolnexus._aio import run_on_loop
 from toolnexus._fs import is_empty_range_error
 from toolnexus._object_store import is_conflict, object_store_error
 from toolnexus.errors import location_error, read_error
@@ -268,9 +267,6 @@ class _OneGetEach(FsspecSource):
     ``_cat_file`` per name, gathered; obstore's Rust runtime does not survive ``fork()``."""
 
     fork_safe = False
-
-    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
-        return list(run_on_loop(self.fs, self._fetch_coroutine, names, limit))
 
     async def _fetch_coroutine(self, names: Sequence[str], limit: int) -> list[Any]:
         cat = self.fs._cat_file
