@@ -73,12 +73,8 @@ class ObstoreClient(ObjectClient):
     """One object through obstore, for the tail read and revalidation."""
 
     @property
-    def store(self) -> Any:
-        return self.fs.store
-
-    @property
     def token(self) -> Hashable:
-        return store_token(self.store)
+        return store_token(self.fs.store)
 
     async def get(
         self,
@@ -96,13 +92,13 @@ class ObstoreClient(ObjectClient):
             options["if_match"] = if_match
         try:
             try:
-                result = await _obstore().get_async(self.store, self.path, options=options)
+                result = await _obstore().get_async(self.fs.store, self.path, options=options)
             except Exception as error:
                 # an empty object has no range to satisfy (moto answers a suffix of one with 200)
                 if not (is_empty_range_error(error) or "non-partial response" in str(error)):
                     raise
                 del options["range"]
-                result = await _obstore().get_async(self.store, self.path, options=options)
+                result = await _obstore().get_async(self.fs.store, self.path, options=options)
                 if int(result.meta["size"]) > (-start if end is None else end):  # never a large one whole
                     why = "the server does not answer byte ranges; not downloading it whole"
                     raise OSError(f"{self.location}: {why}") from error
@@ -117,10 +113,10 @@ class ObstoreClient(ObjectClient):
 
     async def tail(self, size: int, *, if_none_match: str | None = None) -> Fetched | NotModified:
         """Azure Blob answers no suffix range: a HEAD, then a GET pinned to its ETag."""
-        if type(self.store).__name__ != "AzureStore":
+        if type(self.fs.store).__name__ != "AzureStore":
             return await super().tail(size, if_none_match=if_none_match)
         try:
-            head = await _obstore().head_async(self.store, self.path)
+            head = await _obstore().head_async(self.fs.store, self.path)
         except Exception as error:
             raise object_store_error(error) from error
         if if_none_match is not None and head["e_tag"] == if_none_match:
@@ -354,7 +350,7 @@ def open_url(url: str, storage_options: dict[str, Any]) -> SourceBase:
 def open_output(url: str, storage_options: dict[str, Any]) -> tuple[StoreFiles, str]:
     """Where ``write_bundle`` writes ``url`` through obstore: the store's file operations, the key."""
     source = _source(url, storage_options)
-    return StoreFiles(source.store), source.path
+    return source.fs, source.path
 
 
 def _source(url: str, storage_options: Mapping[str, Any]) -> ObstoreSource:
