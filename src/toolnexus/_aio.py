@@ -24,12 +24,3 @@ async def await_on_loop(fs: Any, coroutine: Coroutine[Any, Any, T]) -> T:
     if getattr(fs, "asynchronous", False):
         return await coroutine
     return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, fs.loop))
-
-
-def run_sync(function: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
-    """Run a coroutine function from sync code on fsspec's I/O loop thread (obstore's batches):
-    one loop for the process, safe inside a running event loop (never the caller's)."""
-    from fsspec.asyn import get_loop, sync  # noqa: PLC0415  (fsspec is imported on first remote use)
-
-    result: T = sync(get_loop(), function, *args, **kwargs)
-    return result

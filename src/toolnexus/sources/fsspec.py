@@ -6,10 +6,10 @@ home looked up: ``isdir`` (one LIST) tells an empty home, then ``info`` (a HEAD)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Hashable, Sequence
 from typing import Any, ClassVar, cast
 
-from toolnexus._aio import await_on_loop
+from toolnexus._aio import await_on_loop, run_on_loop
 from toolnexus._fs import fsspec_files, is_empty_range_error
 from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.base import Entry, Match, Reading, SourceBase, fs_token, read_only
@@ -100,11 +100,6 @@ class FsspecSource(SourceBase):
             return f"{base}/{name}"
         return f"/{name}" if self.path.startswith("/") else name
 
-    @classmethod
-    def concurrent_options(cls, storage_options: Mapping[str, Any], reads: int) -> dict[str, Any]:
-        """``storage_options`` for ``reads`` requests in flight (``audit``); the caller's win."""
-        return dict(storage_options)
-
     def children(self) -> Pages | None:
         """The folder's children from one ``ls``; ``None`` when the home is a file."""
         return fsspec_children(self.fs, self.path, self.location)
@@ -147,7 +142,10 @@ class FsspecSource(SourceBase):
         return [self.path_of(name) for name in names], [0] * len(names), [limit + 1] * len(names)
 
     def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
-        """Each name's first ``limit + 1`` bytes or its exception, in one concurrent batch."""
+        """Each name's first ``limit + 1`` bytes or its exception, in one concurrent batch (on an
+        async filesystem's loop, as its sync methods run)."""
+        if _awaitable(self.fs):
+            return list(run_on_loop(self.fs, lambda: self._fetch_coroutine(names, limit)))
         return list(self.fs.cat_ranges(*self._cat_arguments(names, limit), on_error="return"))
 
     def _fetch_coroutine(self, names: Sequence[str], limit: int) -> Coroutine[Any, Any, list[Any]]:

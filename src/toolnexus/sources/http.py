@@ -7,7 +7,6 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from toolnexus._aio import run_on_loop
 from toolnexus.sources.base import Match, Reading
 from toolnexus.sources.fsspec import FsspecSource
 
@@ -21,9 +20,6 @@ class HttpSource(FsspecSource):
         if self._looks_like_bundle():
             return super().read_folder(folder, limit, match=match)
         return Reading(self.location, {})
-
-    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
-        return run_on_loop(self.fs, self._fetch_coroutine, names, limit)
 
     async def _fetch_coroutine(self, names: Sequence[str], limit: int) -> list[Any]:
         session = await self.fs.set_session()

@@ -17,10 +17,10 @@ import zipfile
 from collections.abc import Callable, Coroutine, Hashable, Sequence
 from typing import IO, Any, NamedTuple, TypeVar, cast
 
-from toolnexus._aio import await_on_loop
+from toolnexus._aio import await_on_loop, run_on_loop
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, read_error
-from toolnexus.sources.base import Match, Reading, SourceBase, by_content
+from toolnexus.sources.base import Match, Reading, SourceBase, by_content, fs_token
 from toolnexus.sources.bundle import ZIP, BundleSource
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.fsspec import FsspecSource
@@ -53,14 +53,21 @@ class Fetched(NamedTuple):
 
 
 class ObjectClient:
-    """One object through a client: subclasses write :meth:`get` and :meth:`run`."""
+    """The object ``path`` of ``fs`` (s3fs, or obstore's :class:`.obstore.StoreFiles`), whose
+    coroutines run on ``fs.loop``: subclasses write :meth:`get`."""
 
-    location: str  #: the object's URL, for messages
-    token: Hashable  #: what tells two clients' servers apart, for cache keys
+    def __init__(self, fs: Any, path: str) -> None:
+        self.fs = fs
+        self.path = path
+        self.location = str(fs.unstrip_protocol(path))  #: the object's URL, for messages
+
+    @property
+    def token(self) -> Hashable:
+        """What tells two clients' servers apart, for cache keys."""
+        return fs_token(self.fs)
 
     def run(self, function: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
-        """Run a coroutine function from sync code, on the client's loop."""
-        raise NotImplementedError
+        return run_on_loop(self.fs, function, *args, **kwargs)
 
     async def get(
         self,

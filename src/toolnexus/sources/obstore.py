@@ -1,9 +1,6 @@
-"""The obstore engine (``engine="obstore"``): the object-store plan (:mod:`.objects`) over obstore's
-own client, with a fraction of s3fs's CPU. :class:`StoreFiles` is a store seen as the few
-filesystem calls the plan makes, :class:`ObstoreClient` one object's conditional GETs. URLs and
-their options become stores here: obstore's keys plus the fsspec spellings with an obstore
-equivalent, so a call switches engine without new options; any other option is refused by name.
-"""
+"""The obstore engine (``engine="obstore"``): the object-store plan (:mod:`.objects`) over obstore,
+for a fraction of s3fs's CPU. Options are obstore's keys plus the fsspec spellings with an obstore
+equivalent, so a call switches engine without new options; any other is refused by name."""
 
 from __future__ import annotations
 
@@ -16,7 +13,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from toolnexus._aio import run_on_loop, run_sync
 from toolnexus._fs import is_empty_range_error
 from toolnexus._object_store import is_conflict, object_store_error
 from toolnexus.errors import location_error, read_error
@@ -76,14 +72,9 @@ async def _capped(cat: Callable[..., Coroutine[Any, Any, Any]], path: str, end: 
 class ObstoreClient(ObjectClient):
     """One object through obstore, for the tail read and revalidation."""
 
-    def __init__(self, store: Any, key: str) -> None:
-        self.store = store
-        self.key = key
-        self.location = store_url(store, key)
-        self.token = store_token(store)
-
-    def run(self, function: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
-        return run_sync(function, *args, **kwargs)
+    @property
+    def token(self) -> Hashable:
+        return store_token(self.fs.store)
 
     async def get(
         self,
@@ -101,13 +92,13 @@ class ObstoreClient(ObjectClient):
             options["if_match"] = if_match
         try:
             try:
-                result = await _obstore().get_async(self.store, self.key, options=options)
+                result = await _obstore().get_async(self.fs.store, self.path, options=options)
             except Exception as error:
                 # an empty object has no range to satisfy (moto answers a suffix of one with 200)
                 if not (is_empty_range_error(error) or "non-partial response" in str(error)):
                     raise
                 del options["range"]
-                result = await _obstore().get_async(self.store, self.key, options=options)
+                result = await _obstore().get_async(self.fs.store, self.path, options=options)
                 if int(result.meta["size"]) > (-start if end is None else end):  # never a large one whole
                     why = "the server does not answer byte ranges; not downloading it whole"
                     raise OSError(f"{self.location}: {why}") from error
@@ -122,10 +113,10 @@ class ObstoreClient(ObjectClient):
 
     async def tail(self, size: int, *, if_none_match: str | None = None) -> Fetched | NotModified:
         """Azure Blob answers no suffix range: a HEAD, then a GET pinned to its ETag."""
-        if type(self.store).__name__ != "AzureStore":
+        if type(self.fs.store).__name__ != "AzureStore":
             return await super().tail(size, if_none_match=if_none_match)
         try:
-            head = await _obstore().head_async(self.store, self.key)
+            head = await _obstore().head_async(self.fs.store, self.path)
         except Exception as error:
             raise object_store_error(error) from error
         if if_none_match is not None and head["e_tag"] == if_none_match:
@@ -138,12 +129,8 @@ class ObstoreClient(ObjectClient):
 
 
 class StoreFiles:
-    """An obstore store as the filesystem calls the plan, archives and ``write_bundle`` make.
-
-    ``resolve(key, fs=files)`` is the home ``key`` on the same store (how ``audit`` opens each
-    persona it listed). Pickled, files built from a URL's options are rebuilt from ``rebuild``
-    (``(factory, args)``) in the other process; without it the store itself is pickled.
-    """
+    """An obstore store as the few filesystem calls the plan, archives and ``write_bundle`` make.
+    Pickled (``audit``'s workers), a store built from a URL is rebuilt from ``rebuild``."""
 
     protocol = "obstore"
     #: obstore's runtime (tokio) keeps threads that ``fork()`` does not copy: ``audit`` refuses forks.
@@ -213,10 +200,8 @@ class StoreFiles:
         """One PUT (atomic on object stores)."""
         _mapped(_obstore().put, self.store, path, data, use_multipart=False)
 
-    def cat_file(self, path: str, start: int = 0, end: int | None = None) -> bytes:
+    def cat_file(self, path: str, start: int, end: int) -> bytes:
         try:
-            if end is None:
-                return bytes(_obstore().get(self.store, path).bytes())
             return bytes(_obstore().get_range(self.store, path, start=start, end=end))
         except Exception as error:
             if is_empty_range_error(error):
@@ -258,8 +243,7 @@ class _Reader(io.RawIOBase):
 
 
 class _Writer:
-    """obstore's ``WritableFile``, errors mapped: nothing appears until :meth:`close`;
-    :meth:`discard` drops it unfinished."""
+    """obstore's ``WritableFile``, errors mapped: nothing appears until :meth:`close`."""
 
     def __init__(self, writer: Any) -> None:
         self._writer = writer
@@ -279,9 +263,6 @@ class _OneGetEach(FsspecSource):
     ``_cat_file`` per name, gathered; obstore's Rust runtime does not survive ``fork()``."""
 
     fork_safe = False
-
-    def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
-        return list(run_on_loop(self.fs, self._fetch_coroutine, names, limit))
 
     async def _fetch_coroutine(self, names: Sequence[str], limit: int) -> list[Any]:
         cat = self.fs._cat_file
@@ -310,7 +291,7 @@ class ObstoreSource(ObjectHome, _OneGetEach):
         return ("obstore", self.location, store_token(self.store))
 
     def remote(self, path: str) -> ObstoreClient:
-        return ObstoreClient(self.store, path)
+        return ObstoreClient(self.fs, path)
 
     def _nothing_found(self, names: Sequence[str], limit: int, exact_sizes: bool) -> Reading:
         """No name was there: an empty home (one LIST), a bundle (one HEAD), or no home at all."""
@@ -342,9 +323,8 @@ class ObstoreSource(ObjectHome, _OneGetEach):
 
 
 class ObstoreFsspecSource(_OneGetEach):
-    """A home through obstore's fsspec adapter (``fs=FsspecStore("s3", …)``), whose
-    ``cat_ranges`` ignores ``on_error`` and whose ``pipe`` ignores write modes (so writing needs
-    ``single_writer=True``)."""
+    """A home through obstore's fsspec adapter (``fs=FsspecStore("s3", …)``), whose ``cat_ranges``
+    ignores ``on_error`` and whose ``pipe`` ignores write modes (writing needs ``single_writer``)."""
 
     refusal_hint = (
         " For compare-and-swap writes through obstore, pass engine='obstore' (CLI: --engine obstore)."
@@ -370,7 +350,7 @@ def open_url(url: str, storage_options: dict[str, Any]) -> SourceBase:
 def open_output(url: str, storage_options: dict[str, Any]) -> tuple[StoreFiles, str]:
     """Where ``write_bundle`` writes ``url`` through obstore: the store's file operations, the key."""
     source = _source(url, storage_options)
-    return StoreFiles(source.store), source.path
+    return source.fs, source.path
 
 
 def _source(url: str, storage_options: Mapping[str, Any]) -> ObstoreSource:
@@ -475,8 +455,7 @@ def _build(kind: str, bucket: str, options: dict[str, Any]) -> Any:
 def _culprit(
     cls: Any, bucket: str, config: dict[str, Any], client: dict[str, Any], error: Exception
 ) -> Exception:
-    """The option obstore refused, found by trying each alone: an unknown key is a
-    :class:`TypeError`, a value obstore cannot use a :class:`ValueError`, each naming it."""
+    """The option obstore refused, found by trying each alone (obstore does not say which)."""
     candidates: list[tuple[str, dict[str, Any], dict[str, Any]]]
     candidates = [(repr(key), {key: value}, {}) for key, value in config.items()]
     for key, value in (client.get("client_options") or {}).items():
@@ -563,4 +542,4 @@ _RENAMES = {
 }
 
 #: The engine's row: object-store URLs, ``fs=`` and ``write_bundle``'s output through obstore.
-ENGINE = Engine("obstore", tuple(PROTOCOLS), open_url, open_filesystem, open_output, extra="obstore")
+ENGINE = Engine("obstore", open_url, open_filesystem, open_output)

@@ -138,16 +138,12 @@ def filesystem_source(fs: Any) -> Callable[[Any, str], SourceBase] | None:
 @dataclass(frozen=True, slots=True)
 class Engine:
     """A client reaching object stores its own way (``obstore``), chosen in ``resolve`` only:
-    ``open_url`` and ``open_filesystem`` give a home's source, ``open_output`` where
-    ``write_bundle`` writes, ``concurrent_options`` sizes it for ``audit`` (``None``: nothing)."""
+    a home's source for a URL or ``fs=``, and where ``write_bundle`` writes."""
 
     name: str
-    protocols: tuple[str, ...]
     open_url: Callable[[str, dict[str, Any]], SourceBase]
     open_filesystem: Callable[[Any, str], SourceBase]
     open_output: Callable[[str, dict[str, Any]], tuple[Any, str]]
-    extra: str | None = None
-    concurrent_options: Callable[[Mapping[str, Any], int], dict[str, Any]] | None = None
 
 
 _ENGINES: dict[str, Engine] = {}

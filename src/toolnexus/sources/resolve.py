@@ -75,20 +75,17 @@ def resolve(
             raise TypeError(f"storage_options cannot apply to the local path {path!r}")
         return LocalSource(path, follow_external_symlinks=follow_external_symlinks)
     options = dict(storage_options or {})
-    if reads is not None:
-        options = _sized(path, options, reads, client)
     if client is not None:
         return client.open_url(path, options)
+    if reads is not None:
+        options = _sized(path, options, reads)
     return _from_url(path, options, follow_external_symlinks)
 
 
-def _sized(url: str, options: dict[str, Any], reads: int, client: Engine | None) -> dict[str, Any]:
-    """The options for ``reads`` requests at once, by the engine or the backend (s3fs: its pool)."""
-    if client is not None:
-        sized = client.concurrent_options
-    else:
-        row = backend(url.split("://", 1)[0]) if "::" not in url else None
-        sized = getattr(row.source, "concurrent_options", None) if row is not None else None
+def _sized(url: str, options: dict[str, Any], reads: int) -> dict[str, Any]:
+    """The options for ``reads`` requests at once, by the backend (s3fs: its pool)."""
+    row = backend(url.split("://", 1)[0]) if "::" not in url else None
+    sized = getattr(row.source, "concurrent_options", None) if row is not None else None
     return sized(options, reads) if sized is not None else options
 
 

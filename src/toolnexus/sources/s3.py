@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 from toolnexus._aio import run_on_loop
 from toolnexus._fs import is_hidden
 from toolnexus.errors import read_error
-from toolnexus.sources.base import fs_token
 from toolnexus.sources.children import LIST_PAGE_SIZE, Child, Pages, no_such_prefix
 from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
 from toolnexus.sources.objects import Fetched, ObjectChangedError, ObjectClient, ObjectHome
@@ -22,15 +21,6 @@ T = TypeVar("T")
 
 class S3Client(ObjectClient):
     """An object on S3, fetched by ranges on s3fs's own loop (and its retries)."""
-
-    def __init__(self, fs: Any, path: str) -> None:
-        self.fs = fs
-        self.path = path
-        self.location = str(fs.unstrip_protocol(path))
-        self.token = fs_token(fs)
-
-    def run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
-        return run_on_loop(self.fs, function, *args, **kwargs)
 
     async def get(
         self,
