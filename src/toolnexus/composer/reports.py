@@ -62,7 +62,7 @@ class FileReport(NamedTuple):
         return dict(zip(self._fields if self.chars is not None else self._fields[:11], self, strict=False))
 
     def with_budget(self, body: str, fitted: Fitted, budget: Budget) -> FileReport:
-        """This report with what ``budget`` did to the file's ``body`` (see :func:`.budget.fit`)."""
+        """This report with what ``budget`` did to the file's ``body`` (see :func:`.fitting.fit`)."""
         tokens = fitted.size if budget.unit == "tokens" else budget.count_tokens(body)
         return self._replace(
             chars=len(body),

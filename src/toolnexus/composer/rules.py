@@ -51,8 +51,8 @@ _BOM_LEADS = frozenset({b"\xef", b"\xff", b"\xfe"})
 
 logger = logging.getLogger("toolnexus.agents")
 
-#: How a file with a BOM or over the cap was decoded: the text before line endings were
-#: normalised, the span ``prefix[start:stop]`` decoded, whether it was over the cap, the encoding.
+#: How a file decoded: its text before line endings were normalised, the span
+#: ``prefix[start:stop]`` decoded, whether it was over the cap, the encoding.
 _Decoded = tuple[str, int, int, bool, Encoding]
 
 #: Looked up once: the lookup costs more than decoding a typical file.
@@ -64,33 +64,38 @@ def _sections(
     prefixes: Mapping[str, bytes],
     names: tuple[str, ...],
     limit: int,
-    sizes: Mapping[str, int] | None,
-) -> tuple[list[str], list[str], list[str], dict[str, _Decoded]]:
-    """The rules, once: ``(found, sections, bodies, careful)`` of the present files among ``names``.
+    sizes: Mapping[str, int],
+    *,
+    layers: Mapping[str, str] | None = None,
+) -> tuple[list[str], list[str], list[str], list[FileReport]]:
+    """The rules, once: ``(found, sections, bodies, reports)`` of the present files among ``names``.
 
     Cap, BOM, decode (a cut character is dropped), line endings, trailing space; a cut file is
-    logged (unless ``location`` is ``None``). ``careful`` says how each file with a BOM or over
-    the cap was decoded; any other file is its prefix, decoded. One loop, no call per common
-    file: this is most of a local composition's CPU.
+    logged (unless ``location`` is ``None``). With ``layers``, each file's :class:`FileReport` is
+    built in the same pass. One loop, no call per common file: most of a composition's CPU.
     """
     found: list[str] = []
     sections: list[str] = []
     bodies: list[str] = []
-    careful: dict[str, _Decoded] = {}
+    reports: list[FileReport] = []
     for name in names:
         prefix = prefixes.get(name)
         if prefix is None:
             continue
+        encoding: Encoding = "utf-8"
         if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:  # most files
-            text, truncated = prefix.decode("utf-8", "replace"), False
+            text, start, stop, truncated = prefix.decode("utf-8", "replace"), 0, len(prefix), False
         else:
-            decoded = careful[name] = _decode(prefix, limit)
-            text, truncated = decoded[0], decoded[3]
-        body = (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text).rstrip()
+            text, start, stop, truncated, encoding = _decode(prefix, limit)
+        endings = 0
+        if "\r" in text:
+            endings = text.count("\r")  # a CRLF and a lone CR are one line ending each
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        body = text.rstrip()
+        size = sizes.get(name)
         if truncated:
             body += TRUNCATION_NOTICE
             if location is not None:
-                size = (sizes or {}).get(name)
                 logger.warning(
                     "%s: %s is %s bytes, over the %d-byte bootstrap cap; truncated",
                     location,
@@ -101,7 +106,19 @@ def _sections(
         found.append(name)
         sections.append(f"## {name}\n\n{body}")
         bodies.append(body)
-    return found, sections, bodies, careful
+        if layers is not None:
+            replaced = 0
+            if "\ufffd" in body:  # O(1) for ASCII text: CPython compares the strings' widths first
+                replaced = body.count("\ufffd") - _literal_replacement_chars(prefix[start:stop], encoding)
+            if size is None and not truncated:
+                size = len(prefix)
+            layer = layers.get(name)
+            reports.append(
+                FileReport(
+                    name, "present", size, stop, truncated, encoding, start > 0, endings, replaced, layer
+                )
+            )
+    return found, sections, bodies, reports
 
 
 def _decode(prefix: bytes, limit: int) -> _Decoded:
@@ -162,27 +179,10 @@ def normalise_body(
     layer: str | None = None,
 ) -> tuple[str, FileReport]:
     """The section body of a file's first ``limit + 1`` bytes, and a report of what changed."""
-    _, _, (body,), careful = _sections(None, {name: prefix}, (name,), limit, None)
-    return body, _report(name, body, prefix, careful.get(name), size=size, layer=layer)
-
-
-def _report(
-    name: str, body: str, prefix: bytes, decoded: _Decoded | None, *, size: int | None, layer: str | None
-) -> FileReport:
-    """What the rules did to one file (``decoded``: how :func:`_sections` decoded it, if carefully)."""
-    encoding: Encoding = "utf-8"
-    if decoded is None:  # the prefix, decoded as it is: a CR byte is a CR character
-        endings = prefix.count(b"\r") if b"\r" in prefix else 0  # ``in`` is a memchr, ``count`` is not
-        start, stop, truncated = 0, len(prefix), False
-    else:
-        text, start, stop, truncated, encoding = decoded
-        endings = text.count("\r")  # a CRLF and a lone CR are one line ending each
-    replaced = 0
-    if "\ufffd" in body:  # O(1) for ASCII text: CPython compares the strings' widths first
-        replaced = body.count("\ufffd") - _literal_replacement_chars(prefix[start:stop], encoding)
-    if size is None and not truncated:
-        size = len(prefix)
-    return FileReport(name, "present", size, stop, truncated, encoding, start > 0, endings, replaced, layer)
+    sizes = {} if size is None else {name: size}
+    layers = {} if layer is None else {name: layer}
+    _, _, (body,), (report,) = _sections(None, {name: prefix}, (name,), limit, sizes, layers=layers)
+    return body, report
 
 
 #: An absent name's report is the same every time (and immutable): built once.
@@ -190,14 +190,10 @@ _ABSENT = {name: FileReport(name, "absent") for name in BOOTSTRAP_ORDER}
 
 
 def bodies(
-    location: str,
-    prefixes: Mapping[str, bytes],
-    *,
-    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
-    sizes: Mapping[str, int] | None = None,
+    location: str, prefixes: Mapping[str, bytes], *, limit: int = MAX_BOOTSTRAP_FILE_BYTES
 ) -> list[tuple[str, str]]:
     """``(name, body)`` of every present file in :data:`BOOTSTRAP_ORDER`."""
-    found, _, texts, _ = _sections(location, prefixes, BOOTSTRAP_ORDER, limit, sizes)
+    found, _, texts, _ = _sections(location, prefixes, BOOTSTRAP_ORDER, limit, {})
     return list(zip(found, texts, strict=True))
 
 
@@ -210,10 +206,10 @@ def compose_sections(
     budget: Budget | None = None,
 ) -> tuple[list[str], list[str]]:
     """``(sections, found)``: ``sections[i]`` (its ``## NAME`` header included) is ``found[i]``'s."""
-    found, sections, texts, _ = _sections(location, prefixes, BOOTSTRAP_ORDER, limit, sizes)
-    if budget is not None:
-        return fitted_sections(location, list(zip(found, texts, strict=True)), budget)
-    return sections, found
+    found, sections, texts, _ = _sections(location, prefixes, BOOTSTRAP_ORDER, limit, sizes or {})
+    if budget is None:
+        return sections, found
+    return fitted_sections(location, found, sections, texts, budget)
 
 
 def compose(
@@ -246,38 +242,29 @@ def compose_report(
     ``skipped`` names exist but are not regular files (a mapping says why: ``"folder"``);
     ``layers`` says which layer supplied each file; ``errors`` maps unreadable names to why.
     """
-    sizes = sizes or {}
-    layers = layers or {}
     errors = errors or {}
     why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped
-    found, sections, texts, careful = _sections(location, prefixes, names, limit, sizes)
-    reports = {
-        name: _report(
-            name, body, prefixes[name], careful.get(name), size=sizes.get(name), layer=layers.get(name)
-        )
-        for name, body in zip(found, texts, strict=True)
-    }
-    files: list[FileReport] = []
-    for name in names:
-        report = reports.get(name)
-        if report is None:
-            if name in errors or name in why:
-                status: FileStatus = "error" if name in errors else "skipped"
-                report = FileReport(name, status, reason=errors.get(name) or why.get(name))
-            else:
-                report = _ABSENT[name]
-        files.append(report)
+    found, sections, texts, present = _sections(
+        location, prefixes, names, limit, sizes or {}, layers=layers or {}
+    )
     if budget is not None:
-        plain = dict(zip(found, texts, strict=True))
-        fitted = {file.name: file for file in fit(location, list(plain.items()), budget)}
-        files = [
-            report.with_budget(plain[report.name], fitted[report.name], budget)
-            if report.name in fitted
-            else report
-            for report in files
+        fitted = fit(location, found, texts, budget)
+        present = [
+            report.with_budget(body, file, budget)
+            for report, body, file in zip(present, texts, fitted, strict=True)
         ]
-        found = [file.name for file in fitted.values() if file.body is not None]
-        sections = [f"## {file.name}\n\n{file.body}" for file in fitted.values() if file.body is not None]
+        found = [file.name for file in fitted if file.body is not None]
+        sections = [f"## {file.name}\n\n{file.body}" for file in fitted if file.body is not None]
+    files: list[FileReport] = []
+    reports = iter(present)  # in ``names`` order, like the loop below
+    for name in names:
+        if prefixes.get(name) is not None:
+            files.append(next(reports))
+        elif name in errors or name in why:
+            status: FileStatus = "error" if name in errors else "skipped"
+            files.append(FileReport(name, status, reason=errors.get(name) or why.get(name)))
+        else:
+            files.append(_ABSENT[name])
     parts = ordered_parts(found, sections)  # names come in BOOTSTRAP_ORDER (select_names)
     soul = "".join([text for text, _ in parts])  # one part: that very string, not a copy
     return SoulReport(location, soul, found, tuple(files), budget, parts)

@@ -11,14 +11,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolnexus.composer.budget import Budget, checked_budget
-from toolnexus.composer.fitting import fitted_soul
+from toolnexus.composer.fitting import fitted_sections
+from toolnexus.composer.parts import SECTION_SEPARATOR
 from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.soul.snapshot import Snapshot, advance
-from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
+from toolnexus.sources import DEFAULT_ENGINE, Changes, NotModified, SourceBase, resolve
 
 __all__ = ["CacheStats", "SoulCache"]
 
@@ -40,7 +41,7 @@ class CacheStats:
     evictions: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class _Held:
     """A snapshot, when the store last ``confirmed`` it, and its soul ``fitted`` to ``budget`` once."""
 
@@ -50,29 +51,29 @@ class _Held:
     fitted: tuple[str, list[str]] | None = None
 
     def serve(self) -> tuple[str, list[str]]:
+        snapshot = self.snapshot
         if self.budget is None:
-            return self.snapshot.soul, list(self.snapshot.found)
+            return snapshot.soul, list(snapshot.found)
         if self.fitted is None:
-            sections, location = self.snapshot.sections, self.snapshot.location
-            header = len("## \n\n")  # a section is "## NAME\n\nBODY"
-            bodies = [(name, sections[name][len(name) + header :]) for name in self.snapshot.found]
-            self.fitted = fitted_soul(location, bodies, self.budget)
+            names = list(snapshot.found)
+            sections = [snapshot.sections[name] for name in names]
+            bodies = [
+                section[len(name) + 5 :] for name, section in zip(names, sections, strict=True)
+            ]  # "## NAME\n\n"
+            kept, found = fitted_sections(snapshot.location, names, sections, bodies, self.budget)
+            self.fitted = (snapshot.soul if kept is sections else SECTION_SEPARATOR.join(kept), found)
         return self.fitted[0], list(self.fitted[1])
 
 
-@dataclass(frozen=True)
-class _Pending:
+class _Call(NamedTuple):
     """A call that has to ask the store: the source, its cache key, and what the cache held."""
 
     source: SourceBase
     key: Hashable
     held: _Held | None
+    old: Snapshot | None
     names: tuple[str, ...]
     budget: Budget | None
-
-    @property
-    def old(self) -> Snapshot | None:
-        return None if self.held is None else self.held.snapshot
 
 
 class SoulCache:
@@ -132,15 +133,13 @@ class SoulCache:
         names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
         source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
         call = self._begin(source, key, names, budget)
-        if not isinstance(call, _Pending):
+        if not isinstance(call, _Call):
             return call
         try:
-            snapshot = advance(
-                call.old, call.source.changed_since(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES)
-            )
+            answer = call.source.changed_since(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES)
         except OSError as error:
             return self._failed(call, error)
-        return self._after(call, snapshot)
+        return self._after(call, answer)
 
     async def compose_soul_async(
         self,
@@ -158,27 +157,30 @@ class SoulCache:
         names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
         source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
         call = self._begin(source, key, names, budget)
-        if not isinstance(call, _Pending):
+        if not isinstance(call, _Call):
             return call
         try:
-            snapshot = advance(
-                call.old,
-                await call.source.changed_since_async(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES),
-            )
+            answer = await call.source.changed_since_async(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES)
         except OSError as error:
             return self._failed(call, error)
-        return self._after(call, snapshot)
+        return self._after(call, answer)
 
     def _begin(
         self, source: SourceBase, key: Hashable, names: tuple[str, ...], budget: Budget | None
-    ) -> tuple[str, list[str]] | _Pending:
+    ) -> tuple[str, list[str]] | _Call:
         """The soul itself when ``max_age`` lets it be served without a request, else what to ask."""
         if budget is not None or names != BOOTSTRAP_ORDER:  # each narrowing is an entry of its own
             key = (key, names, budget)
-        held = self._before(key)
-        if held is not None and self._fresh(held):
+        with self._lock:
+            held = self._held.get(key)
+            if held is not None:
+                self._held.move_to_end(key)
+        if held is None:
+            return _Call(source, key, None, None, names, budget)
+        if self.max_age is not None and self._clock() - held.confirmed < self.max_age:
+            self.stats.fresh_hits += 1
             return held.serve()
-        return _Pending(source, key, held, names, budget)
+        return _Call(source, key, held, held.snapshot, names, budget)
 
     def _resolve(
         self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool, engine: str
@@ -201,21 +203,9 @@ class SoulCache:
             self._sources[memo] = resolved
         return resolved
 
-    def _before(self, key: Hashable) -> _Held | None:
-        with self._lock:
-            held = self._held.get(key)
-            if held is not None:
-                self._held.move_to_end(key)
-            return held
-
-    def _fresh(self, held: _Held) -> bool:
-        if self.max_age is None or self._clock() - held.confirmed >= self.max_age:
-            return False
-        self.stats.fresh_hits += 1
-        return True
-
-    def _after(self, call: _Pending, snapshot: Snapshot) -> tuple[str, list[str]]:
+    def _after(self, call: _Call, answer: Changes | NotModified) -> tuple[str, list[str]]:
         key, old = call.key, call.old
+        snapshot = advance(old, answer)
         now = self._clock()
         if old is snapshot:  # unchanged: the hot path
             held = self._held.get(key)
@@ -236,7 +226,7 @@ class SoulCache:
                 self.stats.evictions += 1
         return confirmed.serve()
 
-    def _failed(self, call: _Pending, error: OSError) -> tuple[str, list[str]]:
+    def _failed(self, call: _Call, error: OSError) -> tuple[str, list[str]]:
         """Serve the last good soul if ``stale_if_error`` allows it, loudly; otherwise raise."""
         key, held = call.key, call.held
         if isinstance(error, FileNotFoundError | NotADirectoryError):

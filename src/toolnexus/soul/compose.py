@@ -13,13 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, Soul
 from toolnexus.composer.profiles import select_names
-from toolnexus.composer.rules import (
-    MAX_BOOTSTRAP_FILE_BYTES,
-    SoulReport,
-    compose,
-    compose_report,
-    compose_sections,
-)
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose_report, compose_sections
 from toolnexus.sources import DEFAULT_ENGINE, Entry, Reading, SourceBase, resolve
 
 if TYPE_CHECKING:
@@ -35,9 +29,14 @@ __all__ = [
 ]
 
 
-def _sections(reading: Reading, budget: Budget | None = None) -> tuple[list[str], list[str]]:
-    """The hot path: no per-file diagnostics; sizes only matter for files over the cap."""
-    entries = reading.entries.items()
+def _sections(
+    read: Mapping[str, bytes] | Reading, location: str, budget: Budget | None
+) -> tuple[list[str], list[str]]:
+    """No per-file diagnostics: plain bytes (the local hot path) go straight to the composer; of a
+    :class:`Reading`, sizes only matter for files over the cap."""
+    if not isinstance(read, Reading):
+        return compose_sections(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=budget)
+    entries = read.entries.items()
     prefixes = {name: entry.data for name, entry in entries if entry.data is not None}
     sizes = {
         name: entry.size
@@ -45,13 +44,8 @@ def _sections(reading: Reading, budget: Budget | None = None) -> tuple[list[str]
         if entry.size is not None and entry.size > MAX_BOOTSTRAP_FILE_BYTES
     }
     return compose_sections(
-        reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes, budget=budget
+        read.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes, budget=budget
     )
-
-
-def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str]]:
-    sections, found = _sections(reading, budget)
-    return SECTION_SEPARATOR.join(sections), found
 
 
 def _report(
@@ -113,10 +107,8 @@ def compose_soul(
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
-    read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES)
-    if not isinstance(read, Reading):  # the hot path (local): plain bytes when nothing needs more
-        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=budget)
-    return _soul(read, budget)
+    sections, found = _sections(source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES), source.location, budget)
+    return SECTION_SEPARATOR.join(sections), found
 
 
 async def compose_soul_async(
@@ -144,7 +136,9 @@ async def compose_soul_async(
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
-    return _soul(await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES), budget)
+    reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES)
+    sections, found = _sections(reading, source.location, budget)
+    return SECTION_SEPARATOR.join(sections), found
 
 
 def _read_each(
@@ -222,7 +216,7 @@ async def compose_soul_parts_async(
     """:func:`compose_soul_async` on a resolved source, as a :class:`Soul` that knows its stable
     and volatile parts (an agent's session); split after the budget, so the text is the same."""
     reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES)
-    sections, found = _sections(reading, budget)
+    sections, found = _sections(reading, source.location, budget)
     return Soul.from_sections(zip(found, sections, strict=True), persona=persona), found
 
 
