@@ -21,7 +21,7 @@ __all__ = [
     "STABLE_NAMES",
     "Soul",
     "SoulPart",
-    "ordered_parts",
+    "joined_parts",
     "split_sections",
 ]
 
@@ -71,14 +71,24 @@ def split_sections(sections: Iterable[tuple[str, str]]) -> tuple[SoulPart, ...]:
     return tuple(parts)
 
 
-def ordered_parts(found: list[str], sections: list[str]) -> tuple[SoulPart, ...]:
-    """:func:`split_sections` of ``zip(found, sections)`` for names in :data:`BOOTSTRAP_ORDER`
-    (as every composition's are): the stable names come first, so there are at most two runs."""
-    stable = len(_STABLE.intersection(found))
-    if stable in {0, len(found)}:
-        return ((SECTION_SEPARATOR.join(sections), stable > 0),) if found else ()
-    volatile = SECTION_SEPARATOR.join(["", *sections[stable:]])  # led by the separator
-    return ((SECTION_SEPARATOR.join(sections[:stable]), True), (volatile, False))
+#: Each name's section header, leading the soul and after a separator.
+_LEAD = {name: f"## {name}\n\n" for name in BOOTSTRAP_ORDER}
+_NEXT = {name: SECTION_SEPARATOR + lead for name, lead in _LEAD.items()}
+
+
+def joined_parts(found: list[str], bodies: list[str]) -> tuple[str, tuple[SoulPart, ...]]:
+    """The soul of ``found[i]``'s ``bodies[i]`` and its :func:`split_sections` parts, joined from
+    the bodies (no section strings): names in :data:`BOOTSTRAP_ORDER`, as every composition's
+    are, put the stable ones first, so there are at most two parts."""
+    pieces: list[str] = []
+    for index, name in enumerate(found):
+        pieces += ((_NEXT if index else _LEAD)[name], bodies[index])
+    stable = 2 * len(_STABLE.intersection(found))
+    if stable in {0, len(pieces)}:
+        soul = "".join(pieces)
+        return soul, ((soul, stable > 0),) if found else ()
+    head, tail = "".join(pieces[:stable]), "".join(pieces[stable:])
+    return head + tail, ((head, True), (tail, False))
 
 
 class Soul(str):
