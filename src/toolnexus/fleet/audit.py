@@ -35,16 +35,12 @@ def audit(
     """Audit every persona under ``prefix``: one :class:`PersonaAudit` each, in listing order.
 
     A persona is a direct child folder holding a bootstrap file, a direct child zip or tar bundle
-    (by name), or the prefix itself when it holds a bootstrap file or is a bundle; each is read
-    with its usual plan and reported like :func:`inspect_soul`, a failure being a result with
-    ``error``. ``prefix`` is a folder, URL, path on ``fs``, UPath or ObstoreSource; a missing one
-    is a :class:`FileNotFoundError` raised by this call. The listing is streamed and at most
-    ``concurrency`` personas are held at once. ``executor``: ``None`` (asyncio here), a
-    ``concurrent.futures.Executor`` or a ``dask.distributed.Client`` (batches, retried there);
-    results come in listing order, each persona once; ``close()`` stops early.
-
-    ``budget`` and ``profile`` fit each persona as :func:`inspect_soul` does (``over-budget``;
-    under a profile every child folder is a persona). ``engine`` as for :func:`compose_soul`.
+    (by name), or the prefix itself when it holds a bootstrap file or is a bundle; each is reported
+    like :func:`inspect_soul` (``budget``, ``profile``: under a profile every child folder is a
+    persona), a failure being a result with ``error``. A missing ``prefix`` raises
+    :class:`FileNotFoundError` here. The listing is streamed, at most ``concurrency`` personas held
+    at once. ``executor``: ``None`` (asyncio here), a ``concurrent.futures.Executor`` or a
+    ``dask.distributed.Client`` (batches, retried there); ``close()`` stops early.
     """
     names, budget = select_names(profile=profile), checked_budget(budget)  # bad ones fail here, named
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:

@@ -1,7 +1,8 @@
 """Where an audit's reads run: this process (asyncio), a ``concurrent.futures`` executor, or Dask.
 
 Results come in listing order, at most ``concurrency`` personas held at once. Executors and Dask
-get batches, two per worker slot; a batch is the unit of result (Dask retries it whole).
+get batches, two per worker slot; a batch is the unit of result (Dask retries it whole). A failure
+is the persona's result (``error``); a folder holding no bootstrap file is no persona (``None``).
 """
 
 from __future__ import annotations
@@ -10,16 +11,18 @@ import asyncio
 import concurrent.futures
 import multiprocessing
 import os
+import pickle
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-from toolnexus.fleet.check import check, check_async, check_batch, failed
+from toolnexus.composer.rules import SoulReport
 from toolnexus.fleet.listing import Candidate, Listing, Target
 from toolnexus.fleet.results import PersonaAudit
+from toolnexus.soul.compose import inspect_source, inspect_source_async
 
-__all__ = ["BATCH_RETRIES", "batch_plan", "in_process", "on_executor", "refuse_fork"]
+__all__ = ["BATCH_RETRIES", "batch_plan", "check_batch", "in_process", "on_executor", "refuse_fork"]
 
 #: How often Dask re-runs a batch that raised or whose worker died.
 BATCH_RETRIES = 2
@@ -27,17 +30,64 @@ BATCH_RETRIES = 2
 T = TypeVar("T")
 
 
+def _result(target: Target, candidate: Candidate, report: SoulReport) -> PersonaAudit | None:
+    path, always = candidate
+    if not (always or target.profile or report.found) and all(f.status == "absent" for f in report.files):
+        return None
+    tokens = target.budget.count_tokens(report.soul) if target.budget is not None else None
+    return PersonaAudit(target.location(path), report, None, tokens)
+
+
+def _check(target: Target, candidate: Candidate) -> PersonaAudit | None:
+    try:
+        report = inspect_source(target.source(candidate[0]), budget=target.budget, names=target.names)
+    except Exception as error:
+        return PersonaAudit(target.location(candidate[0]), error=error)
+    return _result(target, candidate, report)
+
+
+async def _check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
+    try:
+        source = target.source(candidate[0])
+        report = await inspect_source_async(source, budget=target.budget, names=target.names)
+    except Exception as error:
+        return PersonaAudit(target.location(candidate[0]), error=error)
+    return _result(target, candidate, report)
+
+
+async def _gather(target: Target, candidates: Sequence[Candidate]) -> list[PersonaAudit | None]:
+    return list(await asyncio.gather(*(_check_async(target, candidate) for candidate in candidates)))
+
+
+def check_batch(target: Target, candidates: Sequence[Candidate]) -> list[PersonaAudit | None]:
+    """A worker's unit: local personas in order, remote ones all in flight; an error that does not
+    pickle becomes an :class:`OSError` naming its type, so a worker can always send its results."""
+    if target.local:
+        results = [_check(target, candidate) for candidate in candidates]
+    else:
+        results = asyncio.run(_gather(target, candidates))
+    return [_picklable(result) for result in results]
+
+
+def _picklable(result: PersonaAudit | None) -> PersonaAudit | None:
+    if result is None or result.error is None:
+        return result
+    try:
+        pickle.dumps(result.error)
+    except Exception:
+        error = OSError(f"{type(result.error).__name__}: {result.error}")
+        return PersonaAudit(result.location, error=error)
+    return result
+
+
 def in_process(listing: Listing, concurrency: int) -> Generator[PersonaAudit, None, None]:
     if listing.target.local:
-        for page in listing.pages:
-            for candidate in page:
-                result = check(listing.target, candidate)
-                if result is not None:
-                    yield result
-        return
-    for result in _drive(_windowed(listing, concurrency)):
-        if result is not None:
-            yield result
+        results: Iterator[PersonaAudit | None] = (
+            _check(listing.target, candidate) for page in listing.pages for candidate in page
+        )
+    else:
+        results = _drive(_windowed(listing, concurrency))
+    yield from (result for result in results if result is not None)
 
 
 async def _windowed(listing: Listing, concurrency: int) -> AsyncIterator[PersonaAudit | None]:
@@ -48,7 +98,7 @@ async def _windowed(listing: Listing, concurrency: int) -> AsyncIterator[Persona
             for candidate in page:
                 if len(window) >= concurrency:
                     yield await window.popleft()
-                window.append(asyncio.ensure_future(check_async(listing.target, candidate)))
+                window.append(asyncio.ensure_future(_check_async(listing.target, candidate)))
         while window:
             yield await window.popleft()
     finally:  # the caller stopped early: nothing keeps running behind its back
@@ -98,12 +148,11 @@ def batch_plan(concurrency: int, slots: int) -> tuple[int, int]:
 
 def _batches(pages: Iterator[list[Candidate]], size: int) -> Iterator[list[Candidate]]:
     batch: list[Candidate] = []
-    for page in pages:
-        for candidate in page:
-            batch.append(candidate)
-            if len(batch) == size:
-                yield batch
-                batch = []
+    for candidate in (candidate for page in pages for candidate in page):
+        batch.append(candidate)
+        if len(batch) == size:
+            yield batch
+            batch = []
     if batch:
         yield batch
 
@@ -160,5 +209,5 @@ def _collect(listing: Listing, batch: list[Candidate], future: Any) -> Generator
     try:
         results: list[PersonaAudit | None] = future.result()
     except Exception as error:  # the batch failed for good (a worker died past its retries, …)
-        results = [failed(listing.target, path, error) for path, _ in batch]
+        results = [PersonaAudit(listing.target.location(path), error=error) for path, _ in batch]
     yield from (result for result in results if result is not None)

@@ -1,9 +1,6 @@
-"""Which personas live under a prefix: a streamed listing, one page at a time.
-
-A child folder is a candidate until its read (the audit's own) finds no bootstrap file, so
-listing costs only the prefix's pages, each backend's own (:meth:`SourceBase.children`); files
-are personas by name only (zip or tar), never sniffed.
-"""
+"""Which personas live under a prefix, one page at a time (each backend's
+:meth:`SourceBase.children`): a child folder is a candidate until the audit's read finds no
+bootstrap file; files are personas by name only (zip or tar), never sniffed."""
 
 from __future__ import annotations
 
@@ -27,10 +24,9 @@ _BOOTSTRAP_NAMES = frozenset(BOOTSTRAP_ORDER)
 
 @dataclass(frozen=True)
 class Target:
-    """How a listed path becomes a source, here or on a worker (so it pickles: fsspec filesystems
-    are re-created from their arguments). ``fs`` is the listed source's own (``None``: local
-    disk), whose protocol-table row names each child's source; ``home`` is the prefix's source
-    when it is the one persona (a bundle)."""
+    """How a listed path becomes a source, here or on a worker (so it pickles). ``fs`` is the
+    listed source's own (``None``: local disk); ``home`` the prefix's source when it is the one
+    persona (a bundle)."""
 
     fs: Any = None
     follow_external_symlinks: bool = False

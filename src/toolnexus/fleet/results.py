@@ -1,8 +1,5 @@
-"""What an audit says about one persona, which problems it shows, and the counts over a fleet.
-
-The classification lives here, not in the command, so that ``toolnexus audit --fail-on`` and a
-Python caller filtering :func:`~toolnexus.fleet.audit` results agree on what "truncated" means.
-"""
+"""What an audit says about one persona, which problems it shows, and the counts over a fleet:
+here, not in the command, so ``toolnexus audit --fail-on`` and a Python caller agree."""
 
 from __future__ import annotations
 
@@ -21,11 +18,9 @@ AUDIT_ISSUES: tuple[str, ...] = ("truncated", "over-budget", "invalid", "utf16",
 
 
 class PersonaAudit(NamedTuple):
-    """One persona of an audit: its :class:`SoulReport`, or the error that stopped it.
-
-    ``location`` is where the listing found the persona (``report.location`` says where its home
-    turned out to be, e.g. a folder inside a bundle); exactly one of ``report`` and ``error`` is set.
-    """
+    """One persona of an audit: its :class:`SoulReport`, or the error that stopped it (exactly one
+    is set). ``location`` is where the listing found it (``report.location``: where its home
+    turned out to be, e.g. a folder inside a bundle)."""
 
     location: str
     report: SoulReport | None = None
@@ -58,26 +53,19 @@ class PersonaAudit(NamedTuple):
         return not self.issues
 
     def to_dict(self) -> dict[str, Any]:
-        """One JSON line of ``toolnexus audit``: the same keys for every persona, failed or not.
-
-        ``files`` are :meth:`FileReport.to_dict` (as ``inspect --json`` prints them); ``issues``
-        are in :data:`AUDIT_ISSUES` order; ``error`` is ``{"type", "message"}`` or ``None``;
-        ``soul_tokens`` is there when the budget counts tokens (``--tokens``).
-        """
-        report = self.report
-        soul = report.soul if report is not None else None
+        """One JSON line of ``toolnexus audit``: the same keys for every persona, failed or not;
+        ``soul_tokens`` only when the budget counts tokens (``--tokens``)."""
+        report, error = self.report, self.error
         tokens = {} if self.soul_tokens is None else {"soul_tokens": self.soul_tokens}
         return {
             "location": self.location,
             "found": list(report.found) if report is not None else [],
             "files": [file.to_dict() for file in report.files] if report is not None else [],
-            "soul_chars": len(soul) if soul is not None else None,
-            "soul_bytes": len(soul.encode("utf-8")) if soul is not None else None,
+            "soul_chars": len(report.soul) if report is not None else None,
+            "soul_bytes": len(report.soul.encode("utf-8")) if report is not None else None,
             **tokens,
             "issues": [issue for issue in AUDIT_ISSUES if issue in self.issues],
-            "error": None
-            if self.error is None
-            else {"type": type(self.error).__name__, "message": str(self.error)},
+            "error": None if error is None else {"type": type(error).__name__, "message": str(error)},
         }
 
 

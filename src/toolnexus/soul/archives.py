@@ -86,14 +86,10 @@ def member_order(name: str) -> tuple[int, str]:
     return (BOOTSTRAP_ORDER.index(name), "") if name in BOOTSTRAP_ORDER else (len(BOOTSTRAP_ORDER), name)
 
 
-def _ordered(files: Mapping[str, bytes]) -> list[str]:
-    return sorted(files, key=member_order)
-
-
 def _zip(files: Mapping[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        for name in _ordered(files):
+        for name in sorted(files, key=member_order):
             info = zipfile.ZipInfo(name, date_time=BUNDLE_DATE_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = _UNIX_CREATOR
@@ -105,7 +101,7 @@ def _zip(files: Mapping[str, bytes]) -> bytes:
 def _tar(files: Mapping[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
-        for name in _ordered(files):
+        for name in sorted(files, key=member_order):
             info = tarfile.TarInfo(name)
             info.size, info.mtime, info.mode = len(files[name]), BUNDLE_MTIME, _MEMBER_MODE
             info.uid = info.gid = 0
