@@ -15,13 +15,13 @@ from tests.support.budgets import BUDGETS, PERSONAS, PROFILE_NAMES, head_and_tai
 from tests.support.files import DictSource
 from toolnexus.agents import BOOTSTRAP_ORDER, PROFILES, Budget, compose_soul, inspect_soul
 from toolnexus.composer.fitting import fit
-from toolnexus.composer.rules import bodies, compose, compose_report
+from toolnexus.composer.rules import compose, compose_report, normalise_body
 
 Persona = dict[str, bytes]
 
 
 def unbudgeted(persona: Persona) -> dict[str, str]:
-    return dict(bodies("mem", persona))
+    return {name: normalise_body(persona[name])[0] for name in BOOTSTRAP_ORDER if name in persona}
 
 
 def units(budget: Budget, text: str) -> int:

@@ -1,14 +1,7 @@
-"""The soul in parts, for provider prompt caches: what stays the same between sessions first.
-
-A provider caches a request's prefix byte for byte, so the soul is split where the files that
-change between sessions begin: AGENTS.md through TOOLS.md are the *stable* part; HEARTBEAT.md and
-MEMORY.md (rewritten by heartbeats and memory edits) come after it. The split is taken from the
-composition's own sections (``(name, section)`` pairs), never by searching the soul's text for
-headers — a body may quote ``## MEMORY.md`` — and the parts concatenate to exactly the soul.
-
-This is the lowest composer module: the order of the sections and how they join live here, and
-:mod:`.rules` (which fills the sections) builds on it.
-"""
+"""The soul in parts, for provider prompt caches, which keep a request's prefix byte for byte:
+AGENTS.md through TOOLS.md are the *stable* part; HEARTBEAT.md and MEMORY.md (rewritten by
+heartbeats and memory edits) come after it. The split is taken from the composition's own
+sections, never by searching the soul for headers (a body may quote ``## MEMORY.md``)."""
 
 from __future__ import annotations
 
@@ -50,12 +43,8 @@ _STABLE = frozenset(STABLE_NAMES)
 
 def split_sections(sections: Iterable[tuple[str, str]]) -> tuple[SoulPart, ...]:
     """Group ``(name, section)`` pairs, in soul order, into runs of stable and volatile sections.
-
-    Each run after the first begins with the separator that joins it to the one before, so the
-    stable part's text does not depend on whether HEARTBEAT.md or MEMORY.md exist: a cached stable
-    prefix survives MEMORY.md appearing. A name outside :data:`STABLE_NAMES` counts as volatile.
-    No sections, no parts (the empty soul).
-    """
+    Each run after the first begins with the separator joining it to the one before, so a cached
+    stable prefix survives MEMORY.md appearing. No sections, no parts (the empty soul)."""
     parts: list[SoulPart] = []
     run: list[str] = []  # the current run's sections; after the first run, led by "" (the separator)
     run_stable = True
@@ -94,11 +83,9 @@ def joined_parts(found: list[str], bodies: list[str]) -> tuple[str, tuple[SoulPa
 class Soul(str):
     """A composed soul that knows its parts: equal to the soul's text, usable wherever a ``str`` is.
 
-    ``parts`` are ``(text, stable)`` pairs whose concatenation is the soul; ``stable`` is the text
-    of the leading stable parts (``""`` when the soul has none); ``persona`` names the agent whose
-    soul it is (``None`` outside an agent). Model adapters read these to place cache breakpoints;
-    any other code sees a plain string. String methods return plain ``str`` (the parts do not
-    survive slicing or concatenation).
+    ``parts`` are ``(text, stable)`` pairs whose concatenation is the soul; ``persona`` names the
+    agent whose soul it is. Model adapters read these to place cache breakpoints; string methods
+    return plain ``str`` (the parts do not survive slicing or concatenation).
     """
 
     parts: tuple[SoulPart, ...]

@@ -1,8 +1,5 @@
-"""Session profiles: which bootstrap files a kind of session sees, decided before any I/O.
-
-A profile only narrows the names that are read; the files it leaves out are never requested, and
-the sections it keeps follow :data:`~toolnexus.composer.rules.BOOTSTRAP_ORDER` as always.
-"""
+"""Session profiles: which bootstrap files a kind of session sees, decided before any I/O (the
+files a profile leaves out are never requested)."""
 
 from __future__ import annotations
 
@@ -28,11 +25,8 @@ PROFILES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 
 
 def select_names(files: Iterable[str] | None = None, profile: str | None = None) -> tuple[str, ...]:
-    """The bootstrap names to read, in :data:`BOOTSTRAP_ORDER`; :data:`BOOTSTRAP_ORDER` itself
-    (the same object) when neither ``files`` nor ``profile`` narrows it.
-
-    Raises :class:`ValueError` for an unknown name or profile, or both arguments at once.
-    """
+    """The bootstrap names to read, in :data:`BOOTSTRAP_ORDER` (that very tuple when nothing
+    narrows it); a :class:`ValueError` for an unknown name or profile, or both arguments."""
     if files is not None and profile is not None:
         raise ValueError("pass files= or profile=, not both")
     if profile is not None:

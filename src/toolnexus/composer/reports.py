@@ -1,8 +1,5 @@
-"""What a composition reports per file (:class:`FileReport`) and as a whole (:class:`SoulReport`).
-
-Both are named tuples: immutable, and cheap enough to build for every file of every audited
-persona (a 16-field frozen dataclass cost more than decoding its file).
-"""
+"""What a composition reports per file (:class:`FileReport`) and as a whole (:class:`SoulReport`):
+named tuples, cheap enough to build for every file of every audited persona."""
 
 from __future__ import annotations
 
@@ -15,7 +12,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Encoding", "FileReport", "FileStatus", "SoulReport"]
 
-#: The encodings a :class:`FileReport` can name.
 Encoding = Literal["utf-8", "utf-16-le", "utf-16-be"]
 
 #: ``error``: present but unreadable — only in reports asked to go on past such a file
@@ -48,9 +44,8 @@ class FileReport(NamedTuple):
     #: Why a name was skipped (``"folder"``, ``"fifo"``, …) or could not be read (the error's
     #: message); ``None`` for present and absent files.
     reason: str | None = None
-    #: Set only under a budget (see :mod:`.budget`): the body's characters after the rules,
-    #: its tokens (when the budget has a tokenizer), the units of it kept in the soul, whether
-    #: the budget cut it, and whether it was left out of the soul.
+    #: Set only under a budget: the body's characters after the rules, its tokens (with a
+    #: tokenizer), the units kept in the soul, whether the budget cut it or left it out.
     chars: int | None = None
     tokens: int | None = None
     kept: int | None = None
@@ -82,9 +77,8 @@ class SoulReport(NamedTuple):
     files: tuple[FileReport, ...] = ()
     #: The budget the soul was fitted to, if any.
     budget: Budget | None = None
-    #: The soul as ``(text, stable)`` parts whose concatenation is ``soul``: the sections through
-    #: TOOLS.md, then HEARTBEAT.md and MEMORY.md (see :mod:`toolnexus.composer.parts`), for
-    #: placing prompt-cache breakpoints. Not in :meth:`to_dict` (it repeats the soul).
+    #: The soul as ``(text, stable)`` parts whose concatenation is ``soul`` (see
+    #: :mod:`toolnexus.composer.parts`), for prompt-cache breakpoints; not in :meth:`to_dict`.
     parts: tuple[SoulPart, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,9 +1,8 @@
-"""The specification's composition rules, each written once and free of I/O.
+"""The specification's composition rules, each written once (:func:`_sections`), free of I/O.
 
-Every backend hands this module the same thing — the first ``limit + 1`` bytes of each present
-bootstrap file — so every backend composes byte-identical souls, and the Hypothesis properties
-drive it with tiny caps and no filesystem. :func:`compose` (the hot path) and
-:func:`compose_report` (``inspect_soul``, ``audit``) both take each section from :func:`_sections`.
+Every backend hands this module the first ``limit + 1`` bytes of each present bootstrap file, so
+every backend composes byte-identical souls, and the Hypothesis properties drive it with tiny
+caps and no filesystem.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ __all__ = [
     "TRUNCATION_NOTICE",
     "FileReport",
     "SoulReport",
-    "bodies",
     "compose",
     "compose_report",
     "compose_sections",
@@ -45,8 +43,7 @@ _LITERAL_REPLACEMENT_CHAR = "\ufffd".encode()
 #: "Unicode"); every other file is UTF-8. ``FF FE`` and ``FE FF`` never occur in UTF-8 text.
 _UTF16_BOMS: dict[bytes, Encoding] = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
-#: First bytes of every byte-order mark: a file starting with none of them, within the cap, is
-#: decoded as it is.
+#: First bytes of every byte-order mark: a file starting with none, within the cap, is decoded as is.
 _BOM_LEADS = frozenset({b"\xef", b"\xff", b"\xfe"})
 
 logger = logging.getLogger("toolnexus.agents")
@@ -121,15 +118,23 @@ def _sections(
 
 
 def _decode(prefix: bytes, limit: int) -> _Decoded:
-    """How a file with a BOM or over the cap decodes (a 2 MiB prefix is never copied first)."""
+    """How a file with a BOM or over the cap decodes (a 2 MiB prefix is never copied first).
+
+    A character the cap cuts is dropped (in UTF-16 also a code unit or the first half of a
+    surrogate pair); an odd byte or lone surrogate the cap did not cut becomes U+FFFD.
+    """
     truncated = len(prefix) > limit
-    end = limit if truncated else len(prefix)
+    end = stop = limit if truncated else len(prefix)
     encoding = _UTF16_BOMS.get(prefix[:2])
     if encoding is not None:
-        start, stop = _utf16_span(prefix, end, truncated, encoding)
+        start, stop = (2, end) if end >= 2 else (0, 0)
+        if truncated and end >= 2:
+            stop -= (stop - 2) % 2
+            last = int.from_bytes(prefix[stop - 2 : stop], "little" if encoding == "utf-16-le" else "big")
+            if 0xD800 <= last <= 0xDBFF:  # a high surrogate whose low half is past the cap (never the BOM)
+                stop -= 2
         return str(memoryview(prefix)[start:stop], encoding, "replace"), start, stop, truncated, encoding
     start = len(_UTF8_BOM) if end >= len(_UTF8_BOM) and prefix.startswith(_UTF8_BOM) else 0
-    stop = end
     if truncated:
         # A character cut by the cap starts with a lead byte in the last three bytes, and UTF-8
         # resynchronises at every lead byte: an incremental decoder fed just the tail holds back
@@ -138,24 +143,6 @@ def _decode(prefix: bytes, limit: int) -> _Decoded:
         decoder.decode(prefix[max(start, end - 4) : end], final=False)
         stop -= len(decoder.getstate()[0])
     return str(memoryview(prefix)[start:stop], "utf-8", "replace"), start, stop, truncated, "utf-8"
-
-
-def _utf16_span(prefix: bytes, end: int, truncated: bool, encoding: str) -> tuple[int, int]:
-    """``(start, stop)`` of the UTF-16 text: after the BOM, never ending mid-character.
-
-    A cut inside a code unit or between the halves of a surrogate pair drops it, like a cut
-    UTF-8 character; an odd byte or lone surrogate the cap did not cut becomes U+FFFD.
-    """
-    if end < 2:
-        return 0, 0
-    stop = end
-    if truncated:
-        stop -= (stop - 2) % 2
-        if stop > 2:
-            last = int.from_bytes(prefix[stop - 2 : stop], "little" if encoding == "utf-16-le" else "big")
-            if 0xD800 <= last <= 0xDBFF:  # a high surrogate whose low half is past the cap
-                stop -= 2
-    return 2, stop
 
 
 def _literal_replacement_chars(data: bytes, encoding: Encoding) -> int:
@@ -186,14 +173,6 @@ def normalise_body(
 
 #: An absent name's report is the same every time (and immutable): built once.
 _ABSENT = {name: FileReport(name, "absent") for name in BOOTSTRAP_ORDER}
-
-
-def bodies(
-    location: str, prefixes: Mapping[str, bytes], *, limit: int = MAX_BOOTSTRAP_FILE_BYTES
-) -> list[tuple[str, str]]:
-    """``(name, body)`` of every present file in :data:`BOOTSTRAP_ORDER`."""
-    found, _, texts, _ = _sections(location, prefixes, BOOTSTRAP_ORDER, limit, {})
-    return list(zip(found, texts, strict=True))
 
 
 def compose_sections(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from toolnexus.errors import location_error
@@ -15,19 +15,14 @@ from toolnexus.sources import DEFAULT_ENGINE, resolve_output
 __all__ = ["report_file"]
 
 
-@contextmanager
 def report_file(
     out: str, storage_options: Mapping[str, Any] | None = None, engine: str = DEFAULT_ENGINE
-) -> Iterator[Callable[[str], None]]:
-    """A ``write(text)`` function whose text becomes ``out`` when the block ends without error.
-
-    ``engine`` is the client for an object-store URL (as the audit's: the same options apply).
-    A failure to write is an :class:`OSError` naming ``out``; errors of the block pass unchanged.
-    """
+) -> AbstractContextManager[Callable[[str], None]]:
+    """A ``write(text)`` function whose text becomes ``out`` when the block ends without error
+    (``engine``: the client for an object-store URL). A failure to write is an :class:`OSError`
+    naming ``out``; errors of the block pass unchanged."""
     fs, path = resolve_output(out, storage_options, engine)
-    opened = _local(path, out) if fs is None else _remote(fs, path, out)
-    with opened as write:
-        yield write
+    return _local(path, out) if fs is None else _remote(fs, path, out)
 
 
 @contextmanager
