@@ -3,11 +3,9 @@
 >>> import toolnexus
 >>> soul, found = toolnexus.compose_soul("examples/aster")  # doctest: +SKIP
 
-This is the core: composing, inspecting, caching, budgets, profiles, bundles, the sources to
-extend, the persona's Agent Skills, and the error. :mod:`toolnexus.agents` adds the agent
-runtime, models, memory and audit;
-:mod:`toolnexus.sources` is the surface for new backends. Each name is imported on first use, so
-``import toolnexus`` stays cheap and importing any submodule (the command line) pays nothing for it.
+The core (composing, inspecting, caching, budgets, profiles, bundles, sources to extend, skills,
+the error); :mod:`toolnexus.agents` adds the agent runtime, models, memory and audit. Each name is
+imported on first use, so ``import toolnexus`` stays cheap.
 """
 
 import sys

@@ -1,5 +1,5 @@
-"""What a tool answers: its text, and whether that text reports an error. It lives below every
-layer because the memory tools make replies and the agent runtime reads them."""
+"""What a tool answers: its text, and whether it reports an error (below every layer: the memory
+tools make replies, the agent runtime reads them)."""
 
 from __future__ import annotations
 

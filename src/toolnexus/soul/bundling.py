@@ -1,6 +1,5 @@
-"""Write a home as a reproducible zip or tar bundle: every file copied whole (up to
-:data:`MAX_BUNDLE_MEMBER_BYTES`), so ``compose_soul(out) == compose_soul(home)``.
-The home's topic files (``memory/``) and skills (``skills/``, ``.agents/skills/``) follow, sorted by path."""
+"""Write a home as a reproducible zip or tar bundle, every file copied whole (up to
+:data:`MAX_BUNDLE_MEMBER_BYTES`), so ``compose_soul(out) == compose_soul(home)``."""
 
 from __future__ import annotations
 
@@ -20,10 +19,8 @@ __all__ = ["BUNDLE_DATE_TIME", "BUNDLE_FORMATS", "MAX_BUNDLE_MEMBER_BYTES", "bun
 #: Largest bootstrap file copied into a bundle (32 times the composition cap).
 MAX_BUNDLE_MEMBER_BYTES = 64 * 1024 * 1024
 
-#: The home's folder of topic files, bundled after the bootstrap files.
-NOTES_FOLDER = "memory"
-#: Folders copied whole after the bootstrap files: the notes and the Agent Skills (docs/skills.md).
-CARRIED_FOLDERS = (NOTES_FOLDER, "skills", ".agents/skills")
+#: Folders copied whole after the bootstrap files: the topic files and the Agent Skills.
+CARRIED_FOLDERS = ("memory", "skills", ".agents/skills")
 
 
 def _read_home(source: SourceBase) -> dict[str, bytes]:
@@ -97,15 +94,15 @@ def write_bundle(
     format: str | None = None,
     engine: str = DEFAULT_ENGINE,
 ) -> list[str]:
-    """Write ``home``'s bootstrap and topic files to the bundle ``out``; returns the names written,
-    in :data:`BOOTSTRAP_ORDER` then the topic files by path.
+    """Write ``home``'s bootstrap files, then its topic files and skills, to the bundle ``out``;
+    returns the names written, in :data:`BOOTSTRAP_ORDER` then by path.
 
     ``out``'s name says the archive (``.tar``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``…, else a zip);
     ``format`` (a key of :data:`BUNDLE_FORMATS`) says it for a name that does not, never against
     one that does. ``home`` is anything :func:`compose_soul` takes (``fs=`` applies to it), ``out``
-    a local path or a single URL; ``storage_options`` go to both (key them by protocol where they
+    a local path or a single URL; ``storage_options`` go to both (keyed by protocol where they
     differ). An existing ``out`` is a :class:`FileExistsError` unless ``force=True``; a failed write
-    raises its own :class:`OSError` subclass naming ``out``, leaving nothing behind.
+    raises an :class:`OSError` naming ``out``, leaving nothing behind.
     """
     out_path = os.fspath(out)
     kind = format_for(out_path, format)

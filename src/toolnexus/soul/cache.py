@@ -1,5 +1,5 @@
-"""SoulCache: repeat compositions without giving up freshness; every call revalidates through the
-source's own :meth:`~toolnexus.sources.SourceBase.changed_since`."""
+"""SoulCache: repeat compositions without giving up freshness (every call asks the source's
+:meth:`~toolnexus.sources.SourceBase.changed_since`)."""
 
 from __future__ import annotations
 
@@ -57,9 +57,7 @@ class _Held:
         if self.fitted is None:
             names = list(snapshot.found)
             sections = [snapshot.sections[name] for name in names]
-            bodies = [
-                section[len(name) + 5 :] for name, section in zip(names, sections, strict=True)
-            ]  # "## NAME\n\n"
+            bodies = [snapshot.sections[name][len(f"## {name}\n\n") :] for name in names]
             kept, found = fitted_sections(snapshot.location, names, sections, bodies, self.budget)
             self.fitted = (snapshot.soul if kept is sections else SECTION_SEPARATOR.join(kept), found)
         return self.fitted[0], list(self.fitted[1])
