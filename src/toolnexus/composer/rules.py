@@ -1,8 +1,9 @@
-"""The specification's composition rules, each written once (:func:`_sections`), free of I/O.
+"""The specification's composition rules, each written once (:func:`_sections`), free of I/O,
+and what they report per file (:class:`FileReport`) and as a whole (:class:`SoulReport`).
 
 Every backend hands this module the first ``limit + 1`` bytes of each present bootstrap file, so
 every backend composes byte-identical souls, and the Hypothesis properties drive it with tiny
-caps and no filesystem.
+caps and no filesystem. The reports are named tuples: cheap to build for every audited file.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import logging
 import sys
 from array import array
 from collections.abc import Mapping
+from typing import Any, Literal, NamedTuple
 
 from toolnexus.composer.budget import Budget
-from toolnexus.composer.fitting import fit, fitted_sections
-from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, joined_parts
-from toolnexus.composer.reports import Encoding, FileReport, FileStatus, SoulReport
+from toolnexus.composer.fitting import Fitted, fit, fitted_sections
+from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, SoulPart, joined_parts
 
 __all__ = [
     "BOOTSTRAP_ORDER",
@@ -29,6 +30,87 @@ __all__ = [
     "compose_sections",
     "normalise_body",
 ]
+
+Encoding = Literal["utf-8", "utf-16-le", "utf-16-be"]
+
+#: ``error``: present but unreadable — only in reports asked to go on past such a file
+#: (``inspect_soul(..., on_error="report")``); a soul never silently lacks a section.
+FileStatus = Literal["present", "absent", "skipped", "error"]
+
+
+class FileReport(NamedTuple):
+    """What happened to one bootstrap name: the diagnostics behind a soul's section."""
+
+    name: str
+    status: FileStatus
+    #: Size on the source in bytes; ``None`` when absent/skipped or the source cannot tell.
+    size: int | None = None
+    #: Bytes of the file that made it into the body (after the cap and a dropped cut character).
+    kept_bytes: int = 0
+    truncated: bool = False
+    #: How the bytes were decoded: ``"utf-8"``, or ``"utf-16-le"``/``"utf-16-be"`` after a UTF-16
+    #: BOM; ``None`` when absent/skipped.
+    encoding: Encoding | None = None
+    bom_stripped: bool = False
+    #: How many CRLF or lone CR line endings became LF.
+    line_endings_normalised: int = 0
+    #: How many U+FFFD characters stand in for invalid input — bytes that are not UTF-8, or in a
+    #: UTF-16 file a lone surrogate or odd last byte (literal U+FFFD not counted).
+    invalid_bytes_replaced: int = 0
+    #: For a layered persona, the layer (its location) that supplied the file; ``None`` when the
+    #: file is absent or the persona has a single home (so reports compare equal across backends).
+    layer: str | None = None
+    #: Why a name was skipped (``"folder"``, ``"fifo"``, …) or could not be read (the error's
+    #: message); ``None`` for present and absent files.
+    reason: str | None = None
+    #: Set only under a budget: the body's characters after the rules, its tokens (with a
+    #: tokenizer), the units kept in the soul, whether the budget cut it or left it out.
+    chars: int | None = None
+    tokens: int | None = None
+    kept: int | None = None
+    budget_truncated: bool = False
+    omitted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, keys in declaration order; the budget's keys only under a budget."""
+        return dict(zip(self._fields if self.chars is not None else self._fields[:11], self, strict=False))
+
+    def with_budget(self, body: str, fitted: Fitted, budget: Budget) -> FileReport:
+        """This report with what ``budget`` did to the file's ``body`` (see :func:`.fitting.fit`)."""
+        tokens = fitted.size if budget.unit == "tokens" else budget.count_tokens(body)
+        return self._replace(
+            chars=len(body),
+            tokens=tokens,
+            kept=fitted.kept,
+            budget_truncated=fitted.truncated,
+            omitted=fitted.body is None,
+        )
+
+
+class SoulReport(NamedTuple):
+    """A composed soul together with how each bootstrap name contributed to it."""
+
+    location: str
+    soul: str
+    found: list[str]
+    files: tuple[FileReport, ...] = ()
+    #: The budget the soul was fitted to, if any.
+    budget: Budget | None = None
+    #: The soul as ``(text, stable)`` parts whose concatenation is ``soul`` (see
+    #: :mod:`toolnexus.composer.parts`), for prompt-cache breakpoints; not in :meth:`to_dict`.
+    parts: tuple[SoulPart, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``{"location", "soul", "found", "files"}`` (and ``"budget"`` under one)."""
+        budget = {} if self.budget is None else {"budget": self.budget.to_dict()}
+        return {
+            "location": self.location,
+            "soul": self.soul,
+            "found": list(self.found),
+            "files": [report.to_dict() for report in self.files],
+            **budget,
+        }
+
 
 #: Hard per-file cap in bytes; a longer file is cut here and gets :data:`TRUNCATION_NOTICE`.
 MAX_BOOTSTRAP_FILE_BYTES: int = 2 * 1024 * 1024

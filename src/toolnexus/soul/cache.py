@@ -1,5 +1,6 @@
-"""SoulCache: repeat compositions without giving up freshness (every call asks the source's
-:meth:`~toolnexus.sources.SourceBase.changed_since`)."""
+"""SoulCache: repeat compositions without giving up freshness. Every call asks the source's
+:meth:`~toolnexus.sources.SourceBase.changed_since` with the validators it answered last time
+(opaque here: each backend's proof is its own); files it kept keep their decoded sections."""
 
 from __future__ import annotations
 
@@ -17,13 +18,54 @@ from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.fitting import fitted_sections
 from toolnexus.composer.parts import SECTION_SEPARATOR
 from toolnexus.composer.profiles import select_names
-from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
-from toolnexus.soul.snapshot import Snapshot, advance
+from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
 from toolnexus.sources import DEFAULT_ENGINE, Changes, NotModified, SourceBase, resolve
 
 __all__ = ["CacheStats", "SoulCache"]
 
 logger = logging.getLogger("toolnexus.agents")
+
+
+class Snapshot(NamedTuple):
+    """One persona as last validated: each present file's validator and section, the soul."""
+
+    location: str
+    tag: Hashable | None
+    validators: Mapping[str, Hashable | None]
+    sections: Mapping[str, str]
+    soul: str
+    found: tuple[str, ...]
+
+
+def _section(location: str, name: str, data: bytes, size: int | None) -> str:
+    sizes = {} if size is None else {name: size}
+    return compose(location, {name: data}, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes)[0]
+
+
+def advance(old: Snapshot | None, answer: Changes | NotModified) -> Snapshot:
+    """The snapshot after a source answered: kept files keep their section (not decoded again),
+    files read again are decoded, the rest are gone; the old soul is reused when nothing changed."""
+    if isinstance(answer, NotModified):
+        if old is None:
+            raise TypeError("a source answered NOT_MODIFIED to a first read (since=None)")
+        return old
+    validators: dict[str, Hashable | None] = {}
+    sections: dict[str, str] = {}
+    for name in answer.kept:
+        if old is None or name not in old.sections:
+            raise TypeError(f"{answer.location}: a source kept {name}, which it had not given before")
+        validators[name] = old.validators[name]
+        sections[name] = old.sections[name]
+    for name, fresh in answer.read.items():
+        validators[name] = fresh.validator
+        sections[name] = _section(answer.location, name, fresh.data, fresh.size)
+    found = tuple(name for name in BOOTSTRAP_ORDER if name in sections)
+    if old is not None and old.found == found and all(old.sections[n] is sections[n] for n in found):
+        soul = old.soul
+    else:
+        soul = SECTION_SEPARATOR.join(sections[name] for name in found)
+    return Snapshot(answer.location, answer.tag, validators, sections, soul, found)
+
 
 #: Personas kept by default: each holds its decoded sections (~20 KiB typically, at most 7 times 2 MiB).
 DEFAULT_MAX_PERSONAS = 256
