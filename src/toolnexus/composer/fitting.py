@@ -210,35 +210,30 @@ class _State:
         self.texts: list[str | None] = list(bodies)
         self.kept = list(self.sizes)
         self.limits: dict[int, tuple[int, str]] = {}
-        self._section_sizes: dict[int, int] = {}
 
     def apply(self, index: int, result: tuple[str, int] | None, limit: int, why: str) -> None:
         self.texts[index], self.kept[index] = (None, 0) if result is None else result
         self.limits[index] = (limit, why)
-        self._section_sizes.pop(index, None)
 
     def section_size(self, index: int) -> int:
         """Units of the file's section as it stands (a whole file far over ``total`` is estimated)."""
-        known = self._section_sizes.get(index)
-        if known is None:
-            text, header, budget = self.texts[index], f"## {self.names[index]}\n\n", self.budget
-            assert text is not None
-            if budget.unit == "chars":
-                known = len(header) + len(text)
-            elif index not in self.limits and budget.total and self.sizes[index] > budget.total:
-                known = budget.measure(header) + self.sizes[index]  # cut, whatever its share
-            else:
-                known = budget.measure(header + text)
-            self._section_sizes[index] = known
-        return known
+        text, header, budget = self.texts[index], f"## {self.names[index]}\n\n", self.budget
+        assert text is not None
+        if budget.unit == "chars":
+            return len(header) + len(text)
+        if index not in self.limits and budget.total and self.sizes[index] > budget.total:
+            return budget.measure(header) + self.sizes[index]  # cut, whatever its share
+        return budget.measure(header + text)
 
     def share_total(self, total: int) -> None:
-        """Water-fill ``total`` over the sections; leave out the last file whose share is too small."""
+        """Water-fill ``total`` over the sections; leave out the last file whose share is too small
+        (a file left out is asked no more, so each section is measured once)."""
         active = [index for index, text in enumerate(self.texts) if text is not None]
+        section = {index: self.section_size(index) for index in active}
         while active:
             separators = 2 * (len(active) - 1) if self.budget.unit == "chars" else 0
-            shares = _shares([self.section_size(index) for index in active], total - separators)
-            over = {i: share for i, share in zip(active, shares, strict=True) if self.section_size(i) > share}
+            shares = _shares([section[index] for index in active], total - separators)
+            over = {i: share for i, share in zip(active, shares, strict=True) if section[i] > share}
             cuts: dict[int, tuple[str, int]] = {}
             for index in reversed(over):
                 result = self._cut_to(index, over[index])
