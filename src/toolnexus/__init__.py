@@ -28,13 +28,8 @@ if TYPE_CHECKING:
     from toolnexus.skills import Skill, SkillSet, load_skills
     from toolnexus.soul.bundling import write_bundle
     from toolnexus.soul.cache import SoulCache
-    from toolnexus.soul.compose import (
-        BootstrapFile,
-        compose_soul,
-        compose_soul_async,
-        inspect_soul,
-        read_bootstrap_file,
-    )
+    from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
+    from toolnexus.soul.reading import BootstrapFile, read_bootstrap_file
     from toolnexus.sources.base import BootstrapSource, SourceBase
     from toolnexus.sources.layered import LayeredSource
     from toolnexus.sources.mapping import DictSource
@@ -48,7 +43,7 @@ _HOMES = {
     "PROFILES": "toolnexus.composer.profiles",
     "TRUNCATION_NOTICE": "toolnexus.composer.rules",
     "BootstrapError": "toolnexus.errors",
-    "BootstrapFile": "toolnexus.soul.compose",
+    "BootstrapFile": "toolnexus.soul.reading",
     "BootstrapSource": "toolnexus.sources.base",
     "Budget": "toolnexus.composer.budget",
     "DictSource": "toolnexus.sources.mapping",
@@ -64,7 +59,7 @@ _HOMES = {
     "compose_soul_async": "toolnexus.soul.compose",
     "inspect_soul": "toolnexus.soul.compose",
     "load_skills": "toolnexus.skills",
-    "read_bootstrap_file": "toolnexus.soul.compose",
+    "read_bootstrap_file": "toolnexus.soul.reading",
     "write_bundle": "toolnexus.soul.bundling",
 }
 

@@ -27,13 +27,8 @@ from toolnexus.runtime.messages import ModelError, ModelReply, Tool, ToolCall, U
 from toolnexus.skills import Skill, SkillSet, SkillTool, load_skills
 from toolnexus.soul.bundling import write_bundle
 from toolnexus.soul.cache import SoulCache
-from toolnexus.soul.compose import (
-    BootstrapFile,
-    compose_soul,
-    compose_soul_async,
-    inspect_soul,
-    read_bootstrap_file,
-)
+from toolnexus.soul.compose import compose_soul, compose_soul_async, inspect_soul
+from toolnexus.soul.reading import BootstrapFile, read_bootstrap_file
 from toolnexus.sources import BootstrapSource, DictSource, LayeredSource, ObstoreSource, SourceBase
 
 __all__ = [

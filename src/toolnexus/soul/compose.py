@@ -1,39 +1,28 @@
 """The public entry points: resolve the location once, read once, compose. The ``*_source``
-functions are the same on a resolved source (agents, audit); ``read_bootstrap_file`` gives one
-file decoded as the soul does but keeping its line endings (for the memory tool's ``replace``)."""
+functions are the same on a resolved source (agents, audit)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, Soul
 from toolnexus.composer.profiles import select_names
-from toolnexus.composer.rules import (
-    MAX_BOOTSTRAP_FILE_BYTES,
-    FileReport,
-    SoulReport,
-    compose_report,
-    compose_sections,
-    normalise_body,
-)
-from toolnexus.sources import DEFAULT_ENGINE, Entry, Location, Reading, SourceBase, resolve
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose_report, compose_sections
+from toolnexus.sources import DEFAULT_ENGINE, Entry, Reading, SourceBase, resolve
 
 if TYPE_CHECKING:
     from toolnexus.soul.cache import SoulCache
 
 __all__ = [
-    "BootstrapFile",
     "compose_soul",
     "compose_soul_async",
     "compose_soul_parts_async",
     "inspect_soul",
     "inspect_source",
     "inspect_source_async",
-    "read_bootstrap_file",
 ]
 
 
@@ -228,56 +217,3 @@ async def inspect_source_async(
     """:func:`inspect_source` for event loops (``audit``, remote personas)."""
     reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     return _report(reading, source.location, names, budget)
-
-
-#: Length of the byte-order mark a report says was stripped, by encoding.
-_BOM_LENGTH = {"utf-8": 3, "utf-16-le": 2, "utf-16-be": 2}
-
-
-@dataclass(frozen=True, slots=True)
-class BootstrapFile:
-    """A bootstrap file's text and its report (``"present"``, or ``"skipped"`` with no text)."""
-
-    text: str
-    report: FileReport
-    #: Where the home turned out to be (a folder inside a bundle; layers joined by ``" + "``).
-    home: str
-
-    @property
-    def location(self) -> str:
-        """Where the file itself is: its layer, else the home."""
-        return self.report.layer or self.home
-
-
-def read_bootstrap_file(
-    dir: Location,
-    name: str,
-    *,
-    storage_options: Mapping[str, Any] | None = None,
-    fs: Any = None,
-    follow_external_symlinks: bool = False,
-    engine: str = DEFAULT_ENGINE,
-) -> BootstrapFile | None:
-    """``name`` (one of ``BOOTSTRAP_ORDER``) from the home, or ``None`` when the home has none.
-
-    Takes every location ``compose_soul`` takes and raises what it raises (a missing home, an
-    unreadable file); it only reads, so read-only homes work. The text is decoded as the soul
-    decodes it, line endings as stored; a file over the cap is cut there (``report.truncated``).
-    """
-    if name not in BOOTSTRAP_ORDER:
-        raise ValueError(f"{name!r} is not a bootstrap file name (one of {', '.join(BOOTSTRAP_ORDER)})")
-    follow = follow_external_symlinks
-    source = resolve(
-        dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
-    )
-    reading = source.read_entries([name], MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
-    entry = reading.entries.get(name)
-    if entry is None:
-        return None
-    if entry.data is None:
-        return BootstrapFile("", FileReport(name, "skipped", layer=entry.origin), reading.location)
-    _, report = normalise_body(entry.data, size=entry.size, name=name, layer=entry.origin)
-    encoding = report.encoding or "utf-8"
-    start = _BOM_LENGTH[encoding] if report.bom_stripped else 0
-    text = entry.data[start : report.kept_bytes].decode(encoding, "replace")
-    return BootstrapFile(text, report, reading.location)
