@@ -9,8 +9,7 @@ from typing import Any
 
 from toolnexus.composer.budget import Budget, checked_budget
 from toolnexus.composer.profiles import select_names
-from toolnexus.fleet.executors import in_process, on_executor, refuse_fork
-from toolnexus.fleet.listing import Target, list_prefix, prefix_path
+from toolnexus.fleet.executors import Target, in_process, list_prefix, on_executor, prefix_path, refuse_fork
 from toolnexus.fleet.results import PersonaAudit
 from toolnexus.sources import DEFAULT_ENGINE, resolve
 
