@@ -1,9 +1,5 @@
-"""Budgets: how much of a persona reaches the model, in characters or tokens. Pure.
-
-A :class:`Budget` runs *after* the specification's rules on the decoded bodies
-(:mod:`.fitting`), so without one nothing changes. Cuts are visible: the model sees the marker,
-the ``toolnexus.agents`` logger one warning per file.
-"""
+"""Budgets: how much of a persona reaches the model, in characters or tokens; applied after the
+specification's rules (:mod:`.fitting`), so without one nothing changes."""
 
 from __future__ import annotations
 

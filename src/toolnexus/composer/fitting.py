@@ -1,14 +1,11 @@
 """A budget applied to the decoded bodies: each file cut to a limit, the total shared fairly. Pure.
 
 A cut keeps ~75 % of what fits from the head and the rest from the tail around one marker line
-(counted toward the limit), each cut moved to a line break within 10 % of what is kept (towards
-keeping less), else to a space; token limits are met by measuring and shrinking by the excess
-(token counts of joined text are not additive). The total is water-filled (max-min fairness):
-a section that fits its share of what is left stays whole, the larger ones split the rest evenly
-(the first in :data:`BOOTSTRAP_ORDER` get the remainder), so one huge AGENTS.md never squeezes
-MEMORY.md out. When a share cannot hold a header and the marker (under :data:`MIN_SHARE` units),
-the last such file is left out and the shares worked out again. Shares count sections (header
-included); in characters the ``\\n\\n`` separators are taken off the total first.
+(counted), each end moved to a line break within 10 % (keeping less), else a space; token limits
+are met by measuring and shrinking by the excess (token counts are not additive). The total is
+water-filled over whole sections, so one huge AGENTS.md never squeezes MEMORY.md out; when a
+share cannot hold a header and the marker (:data:`MIN_SHARE`), the last such file is left out
+and the shares worked out again. Cuts are visible: the marker, and one warning per file.
 """
 
 from __future__ import annotations
