@@ -146,12 +146,14 @@ def _sections(
     sizes: Mapping[str, int],
     *,
     layers: Mapping[str, str] | None = None,
+    missing: Mapping[str, FileReport] | None = None,
 ) -> tuple[list[str], list[str], list[str], list[FileReport]]:
     """The rules, once: ``(found, sections, bodies, reports)`` of the present files among ``names``.
 
     Cap, BOM, decode (a cut character is dropped), line endings, trailing space; a cut file is
-    logged (unless ``location`` is ``None``). With ``layers``, each file's :class:`FileReport` is
-    built in the same pass instead of its section. One loop, no call per common file.
+    logged (unless ``location`` is ``None``). With ``missing`` (what to report for a name not
+    read), every name's :class:`FileReport` is built in the same pass, instead of the sections.
+    One loop, no call per common file.
     """
     found: list[str] = []
     sections: list[str] = []
@@ -160,6 +162,8 @@ def _sections(
     for name in names:
         prefix = prefixes.get(name)
         if prefix is None:
+            if missing is not None:
+                reports.append(missing[name])
             continue
         encoding: Encoding = "utf-8"
         if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:  # most files
@@ -184,7 +188,7 @@ def _sections(
                 )
         found.append(name)
         bodies.append(body)
-        if layers is None:
+        if missing is None:
             sections.append(f"## {name}\n\n{body}")
             continue
         replaced = 0
@@ -192,7 +196,7 @@ def _sections(
             replaced = body.count("\ufffd") - _literal_replacement_chars(prefix[start:stop], encoding)
         if size is None and not truncated:
             size = len(prefix)
-        layer = layers.get(name)
+        layer = layers.get(name) if layers else None
         reports.append(
             FileReport(name, "present", size, stop, truncated, encoding, start > 0, endings, replaced, layer)
         )
@@ -249,7 +253,9 @@ def normalise_body(
     """The section body of a file's first ``limit + 1`` bytes, and a report of what changed."""
     sizes = {} if size is None else {name: size}
     layers = {} if layer is None else {name: layer}
-    _, _, (body,), (report,) = _sections(None, {name: prefix}, (name,), limit, sizes, layers=layers)
+    _, _, (body,), (report,) = _sections(
+        None, {name: prefix}, (name,), limit, sizes, layers=layers, missing=_ABSENT
+    )
     return body, report
 
 
@@ -302,26 +308,31 @@ def compose_report(
     ``skipped`` names exist but are not regular files (a mapping says why: ``"folder"``);
     ``layers`` says which layer supplied each file; ``errors`` maps unreadable names to why.
     """
-    errors = errors or {}
-    why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped
-    found, _, texts, present = _sections(location, prefixes, names, limit, sizes or {}, layers=layers or {})
+    missing = _ABSENT
+    if errors or skipped:
+        errors = errors or {}
+        why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped
+        missing = {
+            name: FileReport(
+                name, "error" if name in errors else "skipped", reason=errors.get(name) or why.get(name)
+            )
+            if name in errors or name in why
+            else _ABSENT[name]
+            for name in names
+        }
+    found, _, texts, files = _sections(
+        location, prefixes, names, limit, sizes or {}, layers=layers, missing=missing
+    )
     if budget is not None:
-        fitted = fit(location, found, texts, budget)
-        present = [
-            report.with_budget(body, file, budget)
-            for report, body, file in zip(present, texts, fitted, strict=True)
+        fitted = {
+            file.name: (body, file)
+            for body, file in zip(texts, fit(location, found, texts, budget), strict=True)
+        }
+        files = [
+            report.with_budget(*fitted[report.name], budget) if report.name in fitted else report
+            for report in files
         ]
-        found = [file.name for file in fitted if file.body is not None]
-        texts = [file.body for file in fitted if file.body is not None]
-    files: list[FileReport] = []
-    reports = iter(present)  # in ``names`` order, like the loop below
-    for name in names:
-        if prefixes.get(name) is not None:
-            files.append(next(reports))
-        elif name in errors or name in why:
-            status: FileStatus = "error" if name in errors else "skipped"
-            files.append(FileReport(name, status, reason=errors.get(name) or why.get(name)))
-        else:
-            files.append(_ABSENT[name])
+        found = [name for name, (_, file) in fitted.items() if file.body is not None]
+        texts = [file.body for _, file in fitted.values() if file.body is not None]
     soul, parts = joined_parts(found, texts)  # names come in BOOTSTRAP_ORDER (select_names)
     return SoulReport(location, soul, found, tuple(files), budget, parts)
