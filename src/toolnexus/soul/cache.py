@@ -105,17 +105,6 @@ class _Held:
         return self.fitted[0], list(self.fitted[1])
 
 
-class _Call(NamedTuple):
-    """A call that has to ask the store: the source, its cache key, and what the cache held."""
-
-    source: SourceBase
-    key: Hashable
-    held: _Held | None
-    old: Snapshot | None
-    names: tuple[str, ...]
-    budget: Budget | None
-
-
 class SoulCache:
     """An opt-in cache for :func:`compose_soul` that revalidates on every call.
 
@@ -172,14 +161,15 @@ class SoulCache:
         budget: each combination is its own entry; files outside a profile are never read)."""
         names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
         source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
-        call = self._begin(source, key, names, budget)
-        if not isinstance(call, _Call):
-            return call
+        key, held = self._entry(key, names, budget)
+        if held is not None and self._fresh(held):
+            return held.serve()
+        old = None if held is None else held.snapshot
         try:
-            answer = call.source.changed_since(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES)
+            answer = source.changed_since(old, names, MAX_BOOTSTRAP_FILE_BYTES)
         except OSError as error:
-            return self._failed(call, error)
-        return self._after(call, answer)
+            return self._failed(key, held, error)
+        return self._after(key, old, advance(old, answer), budget)
 
     async def compose_soul_async(
         self,
@@ -196,31 +186,34 @@ class SoulCache:
         """:meth:`compose_soul` for event loops: each source decides how it waits."""
         names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
         source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
-        call = self._begin(source, key, names, budget)
-        if not isinstance(call, _Call):
-            return call
+        key, held = self._entry(key, names, budget)
+        if held is not None and self._fresh(held):
+            return held.serve()
+        old = None if held is None else held.snapshot
         try:
-            answer = await call.source.changed_since_async(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES)
+            answer = await source.changed_since_async(old, names, MAX_BOOTSTRAP_FILE_BYTES)
         except OSError as error:
-            return self._failed(call, error)
-        return self._after(call, answer)
+            return self._failed(key, held, error)
+        return self._after(key, old, advance(old, answer), budget)
 
-    def _begin(
-        self, source: SourceBase, key: Hashable, names: tuple[str, ...], budget: Budget | None
-    ) -> tuple[str, list[str]] | _Call:
-        """The soul itself when ``max_age`` lets it be served without a request, else what to ask."""
-        if budget is not None or names != BOOTSTRAP_ORDER:  # each narrowing is an entry of its own
+    def _entry(
+        self, key: Hashable, names: tuple[str, ...], budget: Budget | None
+    ) -> tuple[Hashable, _Held | None]:
+        """The entry's key (each narrowing is an entry of its own) and what it holds, if anything."""
+        if budget is not None or names != BOOTSTRAP_ORDER:
             key = (key, names, budget)
         with self._lock:
             held = self._held.get(key)
             if held is not None:
                 self._held.move_to_end(key)
-        if held is None:
-            return _Call(source, key, None, None, names, budget)
-        if self.max_age is not None and self._clock() - held.confirmed < self.max_age:
-            self.stats.fresh_hits += 1
-            return held.serve()
-        return _Call(source, key, held, held.snapshot, names, budget)
+        return key, held
+
+    def _fresh(self, held: _Held) -> bool:
+        """Whether ``max_age`` lets the held soul be served without a request."""
+        if self.max_age is None or self._clock() - held.confirmed >= self.max_age:
+            return False
+        self.stats.fresh_hits += 1
+        return True
 
     def _resolve(
         self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool, engine: str
@@ -243,9 +236,9 @@ class SoulCache:
             self._sources[memo] = resolved
         return resolved
 
-    def _after(self, call: _Call, answer: Changes | NotModified) -> tuple[str, list[str]]:
-        key, old = call.key, call.old
-        snapshot = advance(old, answer)
+    def _after(
+        self, key: Hashable, old: Snapshot | None, snapshot: Snapshot, budget: Budget | None
+    ) -> tuple[str, list[str]]:
         now = self._clock()
         if old is snapshot:  # unchanged: the hot path
             held = self._held.get(key)
@@ -253,7 +246,7 @@ class SoulCache:
                 held.confirmed = now
                 self.stats.revalidated += 1
                 return held.serve()
-        confirmed = _Held(snapshot, now, call.budget)
+        confirmed = _Held(snapshot, now, budget)
         with self._lock:
             if old is None:
                 self.stats.misses += 1
@@ -266,9 +259,8 @@ class SoulCache:
                 self.stats.evictions += 1
         return confirmed.serve()
 
-    def _failed(self, call: _Call, error: OSError) -> tuple[str, list[str]]:
+    def _failed(self, key: Hashable, held: _Held | None, error: OSError) -> tuple[str, list[str]]:
         """Serve the last good soul if ``stale_if_error`` allows it, loudly; otherwise raise."""
-        key, held = call.key, call.held
         if isinstance(error, FileNotFoundError | NotADirectoryError):
             with self._lock:
                 self._held.pop(key, None)  # the persona is gone: never serve it again
