@@ -310,16 +310,13 @@ def compose_report(
     """
     missing = _ABSENT
     if errors or skipped:
-        errors = errors or {}
         why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped
         missing = {
-            name: FileReport(
-                name, "error" if name in errors else "skipped", reason=errors.get(name) or why.get(name)
-            )
-            if name in errors or name in why
-            else _ABSENT[name]
-            for name in names
+            **_ABSENT,
+            **{name: FileReport(name, "skipped", reason=text) for name, text in why.items()},
         }
+        for name, message in (errors or {}).items():
+            missing[name] = FileReport(name, "error", reason=message or why.get(name))
     found, _, texts, files = _sections(
         location, prefixes, names, limit, sizes or {}, layers=layers, missing=missing
     )
