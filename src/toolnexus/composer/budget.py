@@ -9,8 +9,6 @@ from typing import Any, Literal
 
 from toolnexus._tokens import DEFAULT_ENCODING, EncodingCounter, load_encoding
 
-__all__ = ["UNITS", "Budget", "Unit", "checked_budget"]
-
 Unit = Literal["chars", "tokens"]
 
 #: The units a budget counts in.

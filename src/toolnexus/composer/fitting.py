@@ -17,8 +17,6 @@ from typing import NamedTuple
 from toolnexus._tokens import EncodingCounter
 from toolnexus.composer.budget import Budget
 
-__all__ = ["HEAD_FRACTION", "MIN_SHARE", "Fitted", "cut", "fit", "fitted_sections", "marker"]
-
 logger = logging.getLogger("toolnexus.agents")
 
 #: Head and tail of what a cut keeps: ~75 % from the start, the rest from the end.

@@ -8,16 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import takewhile
 
-__all__ = [
-    "BOOTSTRAP_ORDER",
-    "SECTION_SEPARATOR",
-    "STABLE_NAMES",
-    "Soul",
-    "SoulPart",
-    "joined_parts",
-    "split_sections",
-]
-
 #: The bootstrap files, in the order their sections appear in a soul.
 BOOTSTRAP_ORDER: tuple[str, ...] = (
     "AGENTS.md",

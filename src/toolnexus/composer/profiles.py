@@ -8,8 +8,6 @@ from types import MappingProxyType
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 
-__all__ = ["PROFILES", "select_names"]
-
 #: Named profiles (read-only): ``main`` is every file; ``subagent`` gets its working rules and
 #: tools; ``cron`` runs unattended, without heartbeat and memory; ``group`` is a shared channel,
 #: which must not see the persona's private MEMORY.md; ``heartbeat`` is the light heartbeat.

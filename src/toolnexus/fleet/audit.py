@@ -13,8 +13,6 @@ from toolnexus.fleet.executors import Target, in_process, list_prefix, on_execut
 from toolnexus.fleet.results import PersonaAudit
 from toolnexus.sources import DEFAULT_ENGINE, resolve
 
-__all__ = ["audit"]
-
 #: GETs one persona's read plan issues at once (one per bootstrap name).
 _READS_PER_PERSONA = 7
 

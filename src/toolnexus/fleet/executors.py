@@ -27,8 +27,6 @@ from toolnexus.fleet.results import PersonaAudit
 from toolnexus.soul.compose import inspect_source, inspect_source_async
 from toolnexus.sources import Pages, SourceBase, kind_by_name, resolve
 
-__all__ = ["Target", "check_batch", "in_process", "list_prefix", "on_executor", "prefix_path", "refuse_fork"]
-
 #: How often Dask re-runs a batch that raised or whose worker died.
 BATCH_RETRIES = 2
 

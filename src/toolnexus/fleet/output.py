@@ -12,8 +12,6 @@ from typing import Any
 from toolnexus.errors import location_error
 from toolnexus.sources import DEFAULT_ENGINE, resolve_output
 
-__all__ = ["report_file"]
-
 
 def report_file(
     out: str, storage_options: Mapping[str, Any] | None = None, engine: str = DEFAULT_ENGINE

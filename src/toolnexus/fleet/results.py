@@ -10,8 +10,6 @@ from typing import Any, NamedTuple
 
 from toolnexus.composer.rules import SoulReport
 
-__all__ = ["AUDIT_ISSUES", "AuditSummary", "PersonaAudit"]
-
 #: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
 #: soul cut to a budget, invalid bytes replaced, a UTF-16 file, no SOUL.md, a persona that failed.
 AUDIT_ISSUES: tuple[str, ...] = ("truncated", "over-budget", "invalid", "utf16", "missing-soul", "error")

@@ -24,16 +24,6 @@ from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error
 from toolnexus.sources import DEFAULT_ENGINE, Location, SourceBase, is_url, resolve, resolve_output
 
-__all__ = [
-    "BUNDLE_DATE_TIME",
-    "BUNDLE_FORMATS",
-    "BUNDLE_MTIME",
-    "MAX_BUNDLE_MEMBER_BYTES",
-    "bundle_bytes",
-    "format_for",
-    "write_bundle",
-]
-
 #: Every zip member's timestamp: the earliest a zip can store, so the archive never depends on mtimes.
 BUNDLE_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 #: Every tar member's mtime: the same instant as :data:`BUNDLE_DATE_TIME`, in seconds since the epoch.

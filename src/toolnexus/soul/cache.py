@@ -21,8 +21,6 @@ from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
 from toolnexus.sources import DEFAULT_ENGINE, Changes, NotModified, SourceBase, resolve
 
-__all__ = ["CacheStats", "SoulCache"]
-
 logger = logging.getLogger("toolnexus.agents")
 
 

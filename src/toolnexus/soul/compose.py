@@ -16,15 +16,6 @@ from toolnexus.sources import DEFAULT_ENGINE, Entry, Reading, SourceBase, resolv
 if TYPE_CHECKING:
     from toolnexus.soul.cache import SoulCache
 
-__all__ = [
-    "compose_soul",
-    "compose_soul_async",
-    "compose_soul_parts_async",
-    "inspect_soul",
-    "inspect_source",
-    "inspect_source_async",
-]
-
 
 def _plain(reading: Reading) -> tuple[dict[str, bytes], dict[str, int]]:
     """The bytes and the known sizes of the regular files a read found."""

@@ -10,8 +10,6 @@ from typing import Any
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, FileReport, normalise_body
 from toolnexus.sources import DEFAULT_ENGINE, Location, resolve
 
-__all__ = ["BootstrapFile", "read_bootstrap_file"]
-
 #: Length of the byte-order mark a report says was stripped, by encoding.
 _BOM_LENGTH = {"utf-8": 3, "utf-16-le": 2, "utf-16-be": 2}
 
