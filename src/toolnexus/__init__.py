@@ -14,9 +14,8 @@ TYPE_CHECKING = False  # not typing's: importing typing would cost more than thi
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolnexus.composer.budget import Budget
+    from toolnexus.composer.budget import PROFILES, Budget
     from toolnexus.composer.parts import Soul
-    from toolnexus.composer.profiles import PROFILES
     from toolnexus.composer.rules import (
         BOOTSTRAP_ORDER,
         MAX_BOOTSTRAP_FILE_BYTES,
@@ -40,7 +39,7 @@ __version__ = "0.1.0"
 _HOMES = {
     "BOOTSTRAP_ORDER": "toolnexus.composer.rules",
     "MAX_BOOTSTRAP_FILE_BYTES": "toolnexus.composer.rules",
-    "PROFILES": "toolnexus.composer.profiles",
+    "PROFILES": "toolnexus.composer.budget",
     "TRUNCATION_NOTICE": "toolnexus.composer.rules",
     "BootstrapError": "toolnexus.errors",
     "BootstrapFile": "toolnexus.soul.reading",

@@ -8,8 +8,7 @@ import os
 from typing import Any
 
 from toolnexus._tokens import DEFAULT_ENCODING
-from toolnexus.composer.budget import Budget
-from toolnexus.composer.profiles import PROFILES
+from toolnexus.composer.budget import PROFILES, Budget
 
 __all__ = ["budget_kwargs", "budget_options"]
 

@@ -7,8 +7,7 @@ from collections.abc import Generator, Mapping
 from functools import partial
 from typing import Any
 
-from toolnexus.composer.budget import Budget, checked_budget
-from toolnexus.composer.profiles import select_names
+from toolnexus.composer.budget import Budget, checked_budget, select_names
 from toolnexus.fleet.executors import Target, in_process, list_prefix, on_executor, prefix_path, refuse_fork
 from toolnexus.fleet.results import PersonaAudit
 from toolnexus.sources import DEFAULT_ENGINE, resolve

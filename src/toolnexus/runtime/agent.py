@@ -10,9 +10,8 @@ import re
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.budget import Budget, checked_budget, select_names
 from toolnexus.composer.parts import Soul
-from toolnexus.composer.profiles import select_names
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS, RunResult, Session, SessionContext

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, NamedTuple
 
-from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.budget import Budget, checked_budget, select_names
 from toolnexus.composer.fitting import fitted_sections
 from toolnexus.composer.parts import SECTION_SEPARATOR
-from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
 from toolnexus.sources import DEFAULT_ENGINE, Changes, NotModified, SourceBase, resolve
 

@@ -7,9 +7,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.budget import Budget, checked_budget, select_names
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, Soul
-from toolnexus.composer.profiles import select_names
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose_report, compose_sections
 from toolnexus.sources import DEFAULT_ENGINE, Entry, Reading, SourceBase, resolve
 
