@@ -18,7 +18,7 @@ from toolnexus.cli._budget import budget_kwargs
 from toolnexus.cli._support import Subparsers, add_command, emit, location
 from toolnexus.cli._wording import for_people
 from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
-from toolnexus.fleet.output import report_file
+from toolnexus.fleet.results import report_file
 from toolnexus.sources import is_url
 
 __all__ = ["EXIT_MATCHED", "register"]

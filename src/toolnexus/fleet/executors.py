@@ -71,9 +71,8 @@ class Target:
 
 @dataclass
 class Listing:
-    """The prefix's location, how its paths are read, and its candidates page by page."""
+    """How the prefix's paths are read, and its candidates page by page."""
 
-    location: str
     target: Target
     pages: Iterator[list[Candidate]]
 
@@ -99,8 +98,8 @@ def list_prefix(source: SourceBase, path: str, target: Target) -> Listing:
     target = replace(target, fork_safe=bool(fork_safe))
     pages = source.children()
     if pages is None:  # a bundle (or a chained URL naming one): the prefix is the one persona
-        return Listing(source.location, replace(target, home=source), iter([[(path, True)]]))
-    return Listing(source.location, replace(target, fs=fs), _candidates(pages))
+        return Listing(replace(target, home=source), iter([[(path, True)]]))
+    return Listing(replace(target, fs=fs), _candidates(pages))
 
 
 def _candidates(pages: Pages) -> Iterator[list[Candidate]]:

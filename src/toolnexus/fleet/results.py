@@ -1,14 +1,20 @@
 """What an audit says about one persona, which problems it shows, and the counts over a fleet:
-here, not in the command, so ``toolnexus audit --fail-on`` and a Python caller agree."""
+here, not in the command, so ``toolnexus audit --fail-on`` and a Python caller agree. Its lines
+go to stdout or, all or nothing, to a report file (:func:`report_file`)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from toolnexus.composer.rules import SoulReport
+from toolnexus.errors import location_error
+from toolnexus.sources import DEFAULT_ENGINE, resolve_output
 
 #: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
 #: soul cut to a budget, invalid bytes replaced, a UTF-16 file, no SOUL.md, a persona that failed.
@@ -119,3 +125,69 @@ class AuditSummary:
             f"{self.personas} {noun}: {self.ok} ok, {counts}; "
             f"{self.elapsed:.2f} s, {self.rate:.1f} personas/s"
         )
+
+
+def report_file(
+    out: str, storage_options: Mapping[str, Any] | None = None, engine: str = DEFAULT_ENGINE
+) -> AbstractContextManager[Callable[[str], None]]:
+    """A ``write(text)`` function whose text becomes ``out`` when the block ends without error
+    (``engine``: the client for an object-store URL). A failure to write is an :class:`OSError`
+    naming ``out``; errors of the block pass unchanged."""
+    fs, path = resolve_output(out, storage_options, engine)
+    return _local(path, out) if fs is None else _remote(fs, path, out)
+
+
+@contextmanager
+def _writing(out: str) -> Iterator[None]:
+    """Our own I/O on the report: an error names the file."""
+    try:
+        yield
+    except OSError as error:
+        reason = f"cannot write the report ({error.strerror or error})"
+        raise location_error(type(error), out, reason, error.errno) from error
+
+
+@contextmanager
+def _local(path: str, out: str) -> Iterator[Callable[[str], None]]:
+    directory = os.path.dirname(os.path.abspath(path))
+    with _writing(out):
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
+
+            def write(text: str) -> None:
+                with _writing(out):
+                    stream.write(text)
+
+            yield write
+            with _writing(out):
+                stream.flush()
+                os.fsync(stream.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        with _writing(out):
+            os.chmod(temp, 0o666 & ~umask)  # what open(path, "w") makes, not mkstemp's 0o600
+            os.replace(temp, path)
+    finally:
+        if os.path.lexists(temp):
+            os.unlink(temp)
+
+
+@contextmanager
+def _remote(fs: Any, path: str, out: str) -> Iterator[Callable[[str], None]]:
+    with _writing(out):
+        stream = fs.open(path, "wb")
+
+    def write(text: str) -> None:
+        with _writing(out):
+            stream.write(text.encode("utf-8"))
+
+    try:
+        yield write
+    except BaseException:
+        discard = getattr(stream, "discard", None)
+        if discard is not None:
+            discard()  # abort the upload: nothing appears
+        raise
+    with _writing(out):
+        stream.close()

@@ -34,11 +34,6 @@ class Snapshot(NamedTuple):
     found: tuple[str, ...]
 
 
-def _section(location: str, name: str, data: bytes, size: int | None) -> str:
-    sizes = {} if size is None else {name: size}
-    return compose(location, {name: data}, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes)[0]
-
-
 def advance(old: Snapshot | None, answer: Changes | NotModified) -> Snapshot:
     """The snapshot after a source answered: kept files keep their section (not decoded again),
     files read again are decoded, the rest are gone; the old soul is reused when nothing changed."""
@@ -55,7 +50,10 @@ def advance(old: Snapshot | None, answer: Changes | NotModified) -> Snapshot:
         sections[name] = old.sections[name]
     for name, fresh in answer.read.items():
         validators[name] = fresh.validator
-        sections[name] = _section(answer.location, name, fresh.data, fresh.size)
+        sizes = {} if fresh.size is None else {name: fresh.size}
+        sections[name] = compose(
+            answer.location, {name: fresh.data}, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes
+        )[0]
     found = tuple(name for name in BOOTSTRAP_ORDER if name in sections)
     if old is not None and old.found == found and all(old.sections[n] is sections[n] for n in found):
         soul = old.soul
