@@ -1,8 +1,5 @@
 """toolnexus: build an AI persona's system prompt from its bootstrap files, wherever they live.
 
->>> import toolnexus
->>> soul, found = toolnexus.compose_soul("examples/aster")  # doctest: +SKIP
-
 The core (composing, inspecting, caching, budgets, profiles, bundles, sources to extend, skills,
 the error); :mod:`toolnexus.agents` adds the agent runtime, models, memory and audit. Each name is
 imported on first use, so ``import toolnexus`` stays cheap.

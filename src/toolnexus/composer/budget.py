@@ -40,8 +40,7 @@ class Budget:
     ``pip install 'toolnexus[tokens]'``). A tokenizer given with ``unit="chars"`` only adds token
     counts to :func:`~toolnexus.agents.inspect_soul`'s report. ``per_file`` bounds each body,
     ``total`` the whole soul (headers and separators included; in tokens, the sum of the sections'
-    counts). ``per_file > total`` is allowed: the total wins. Budgets are hashable and compare by
-    value, so they can key caches.
+    counts); the total wins. Budgets are hashable and compare by value: they can key caches.
     """
 
     per_file: int | None = None

@@ -2,8 +2,7 @@
 and what they report per file (:class:`FileReport`) and as a whole (:class:`SoulReport`).
 
 Every backend hands this module the first ``limit + 1`` bytes of each present bootstrap file, so
-every backend composes byte-identical souls, and the Hypothesis properties drive it with tiny
-caps and no filesystem. The reports are named tuples: cheap to build for every audited file.
+every backend composes byte-identical souls (and the Hypothesis properties need no filesystem).
 """
 
 from __future__ import annotations
@@ -48,8 +47,7 @@ class FileReport(NamedTuple):
     #: Bytes of the file that made it into the body (after the cap and a dropped cut character).
     kept_bytes: int = 0
     truncated: bool = False
-    #: How the bytes were decoded: ``"utf-8"``, or ``"utf-16-le"``/``"utf-16-be"`` after a UTF-16
-    #: BOM; ``None`` when absent/skipped.
+    #: How the bytes were decoded (UTF-16 only after its BOM); ``None`` when absent/skipped.
     encoding: Encoding | None = None
     bom_stripped: bool = False
     #: How many CRLF or lone CR line endings became LF.
@@ -121,8 +119,7 @@ TRUNCATION_NOTICE = "\n\n[truncated: exceeds 2 MB bootstrap cap]"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _LITERAL_REPLACEMENT_CHAR = "\ufffd".encode()
 
-#: A file starting with one of these byte-order marks is UTF-16 (what Windows Notepad calls
-#: "Unicode"); every other file is UTF-8. ``FF FE`` and ``FE FF`` never occur in UTF-8 text.
+#: A file starting with one of these BOMs is UTF-16 (Notepad's "Unicode"), never UTF-8 text.
 _UTF16_BOMS: dict[bytes, Encoding] = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
 #: First bytes of every byte-order mark: a file starting with none, within the cap, is decoded as is.

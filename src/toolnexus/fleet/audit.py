@@ -8,12 +8,10 @@ from functools import partial
 from typing import Any
 
 from toolnexus.composer.budget import Budget, checked_budget, select_names
+from toolnexus.composer.parts import BOOTSTRAP_ORDER
 from toolnexus.fleet.executors import Target, in_process, list_prefix, on_executor, prefix_path, refuse_fork
 from toolnexus.fleet.results import PersonaAudit
 from toolnexus.sources import DEFAULT_ENGINE, resolve
-
-#: GETs one persona's read plan issues at once (one per bootstrap name).
-_READS_PER_PERSONA = 7
 
 
 def audit(
@@ -47,7 +45,7 @@ def audit(
         else on_executor(executor, concurrency)
     )
     fs, path = prefix_path(prefix, fs)
-    follow, reads = follow_external_symlinks, _READS_PER_PERSONA * concurrency
+    follow, reads = follow_external_symlinks, len(BOOTSTRAP_ORDER) * concurrency  # a GET per name at once
     options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
     source = resolve(path, **options, engine=engine, reads=reads)
     listing = list_prefix(source, path, Target(fs, follow, budget, names, profile))

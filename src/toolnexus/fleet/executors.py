@@ -1,11 +1,8 @@
 """An audit's plumbing: which personas live under a prefix, and where their reads run.
 
-The listing streams one page at a time (each backend's :meth:`SourceBase.children`): a child
-folder is a candidate until its read finds no bootstrap file (then it is no persona, ``None``);
-files are personas by name only (zip or tar), never sniffed. Reads run in this process (asyncio),
-on a ``concurrent.futures`` executor or on Dask, results in listing order with at most
-``concurrency`` personas held; executors get batches, two per worker slot, a batch being the
-unit of result (Dask retries it whole). A failure is the persona's result (``error``).
+A child folder is a candidate until its read finds no bootstrap file (so listing costs only the
+prefix's pages); files are personas by name only. Executors and Dask get batches, two per worker
+slot: a batch is the unit of result (Dask retries it whole), so a persona is never reported twice.
 """
 
 from __future__ import annotations

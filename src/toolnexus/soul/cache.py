@@ -68,8 +68,7 @@ DEFAULT_MAX_PERSONAS = 256
 
 @dataclass
 class CacheStats:
-    """What the cache did: calls served without I/O (``max_age``), revalidated (a file kept),
-    missed, served stale (``stale_if_error``), and personas evicted."""
+    """What the cache did: calls served without I/O, revalidated, missed, served stale, evicted."""
 
     fresh_hits: int = 0
     revalidated: int = 0
@@ -101,14 +100,13 @@ class _Held:
 
 
 class SoulCache:
-    """An opt-in cache for :func:`compose_soul` that revalidates on every call.
+    """An opt-in cache for :func:`compose_soul` that revalidates on every call: an unchanged
+    local file is not read again, an unchanged S3 file costs a bodiless 304.
 
-    ``cache.compose_soul(home)`` (or ``compose_soul(home, cache=cache)``) returns what
-    :func:`compose_soul` would; an unchanged local file is not read again, an unchanged S3 file
-    costs a bodiless 304. ``max_personas`` bounds memory (least recently used dropped);
-    ``max_age`` (seconds, off by default) serves a soul confirmed that recently without any
-    request; ``stale_if_error`` (seconds, off) serves the last good soul, with a warning, when the
-    store fails (never one that is gone). Safe across threads and loops; no lock held during I/O.
+    ``max_personas`` bounds memory (least recently used dropped); ``max_age`` (seconds, off)
+    serves a soul confirmed that recently without a request; ``stale_if_error`` (seconds, off)
+    serves the last good soul, with a warning, when the store fails (never one that is gone).
+    Safe across threads and loops; no lock held during I/O.
     """
 
     def __init__(
