@@ -1,13 +1,9 @@
 """toolnexus: build an AI persona's system prompt from its bootstrap files, wherever they live.
 
->>> import toolnexus
->>> soul, found = toolnexus.compose_soul("examples/aster")  # doctest: +SKIP
-
-This is the core: composing, inspecting, caching, budgets, profiles, bundles, the sources to
-extend, the persona's Agent Skills, searching its memory (``memory_index``), and the error.
-:mod:`toolnexus.agents` adds the agent runtime, models, the memory tool and audit;
-:mod:`toolnexus.sources` is the surface for new backends. Each name is imported on first use, so
-``import toolnexus`` stays cheap and importing any submodule (the command line) pays nothing for it.
+The core (composing, inspecting, caching, budgets, profiles, bundles, sources to extend, skills,
+searching memory, the error); :mod:`toolnexus.agents` adds the agent runtime, models, the memory
+tool and audit. Each name is
+imported on first use, so ``import toolnexus`` stays cheap.
 """
 
 import sys
@@ -16,9 +12,8 @@ TYPE_CHECKING = False  # not typing's: importing typing would cost more than thi
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolnexus.composer.budget import Budget
+    from toolnexus.composer.budget import PROFILES, Budget
     from toolnexus.composer.parts import Soul
-    from toolnexus.composer.profiles import PROFILES
     from toolnexus.composer.rules import (
         BOOTSTRAP_ORDER,
         MAX_BOOTSTRAP_FILE_BYTES,
@@ -43,7 +38,7 @@ __version__ = "0.1.0"
 _HOMES = {
     "BOOTSTRAP_ORDER": "toolnexus.composer.rules",
     "MAX_BOOTSTRAP_FILE_BYTES": "toolnexus.composer.rules",
-    "PROFILES": "toolnexus.composer.profiles",
+    "PROFILES": "toolnexus.composer.budget",
     "TRUNCATION_NOTICE": "toolnexus.composer.rules",
     "BootstrapError": "toolnexus.errors",
     "BootstrapFile": "toolnexus.soul.reading",

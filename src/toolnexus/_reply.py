@@ -1,5 +1,5 @@
-"""What a tool answers: its text, and whether that text reports an error. It lives below every
-layer because the memory tools make replies and the agent runtime reads them."""
+"""What a tool answers: its text, and whether it reports an error (below every layer: the memory
+tools make replies, the agent runtime reads them)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,9 @@ from typing import Any
 
 
 class ToolReply(str):
-    """A tool's answer: a ``str`` (the text sent back, so every caller treating it as text keeps
-    working) whose ``is_error`` says whether it is an error, as Anthropic's ``tool_result`` can.
-
-    >>> reply = ToolReply("The path /memories/x.md does not exist", is_error=True)
-    >>> reply.is_error, reply.startswith("The path")
-    (True, True)
-
-    String operations return a plain ``str``: the flag belongs to the whole answer.
-    """
+    """A tool's answer: a ``str`` (so every caller treating it as text keeps working) whose
+    ``is_error`` says whether it is an error, as Anthropic's ``tool_result`` can. String
+    operations return a plain ``str``: the flag belongs to the whole answer."""
 
     is_error: bool
 

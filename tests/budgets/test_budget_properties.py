@@ -15,13 +15,13 @@ from tests.support.budgets import BUDGETS, PERSONAS, PROFILE_NAMES, head_and_tai
 from tests.support.files import DictSource
 from toolnexus.agents import BOOTSTRAP_ORDER, PROFILES, Budget, compose_soul, inspect_soul
 from toolnexus.composer.fitting import fit
-from toolnexus.composer.rules import bodies, compose, compose_report
+from toolnexus.composer.rules import compose, compose_report, normalise_body
 
 Persona = dict[str, bytes]
 
 
 def unbudgeted(persona: Persona) -> dict[str, str]:
-    return dict(bodies("mem", persona))
+    return {name: normalise_body(persona[name])[0] for name in BOOTSTRAP_ORDER if name in persona}
 
 
 def units(budget: Budget, text: str) -> int:
@@ -84,7 +84,8 @@ def test_a_cut_shows_one_marker_and_keeps_a_true_head_and_tail(persona: Persona,
 @given(PERSONAS, st.integers(min_value=1, max_value=2000))
 def test_the_total_is_shared_fairly(persona: Persona, total: int) -> None:
     budget = Budget(total=total)
-    fitted = fit("mem", bodies("mem", persona), budget)
+    plain = unbudgeted(persona)
+    fitted = fit("mem", list(plain), list(plain.values()), budget)
     cut = [file for file in fitted if file.truncated]
     whole = [file for file in fitted if file.body is not None and not file.truncated]
     shares = [file.limit for file in cut if file.limit is not None]

@@ -25,7 +25,7 @@ import pytest
 from tests.support import MotoServer
 from tests.support.cli import EXAMPLE, run, s3_args
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul, write_bundle
-from toolnexus.soul.archives import BUNDLE_MTIME, bundle_bytes, format_for
+from toolnexus.soul.bundling import BUNDLE_MTIME, bundle_bytes, format_for
 
 #: OUT names and the archive each must be: (tar compression or "zip").
 NAMES = {

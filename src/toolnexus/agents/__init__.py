@@ -5,9 +5,8 @@
 """
 
 from toolnexus._reply import ToolReply
-from toolnexus.composer.budget import Budget
+from toolnexus.composer.budget import PROFILES, Budget
 from toolnexus.composer.parts import Soul
-from toolnexus.composer.profiles import PROFILES
 from toolnexus.composer.rules import (
     BOOTSTRAP_ORDER,
     MAX_BOOTSTRAP_FILE_BYTES,

@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 from toolnexus._tokens import DEFAULT_ENCODING
-from toolnexus.composer.budget import Budget
-from toolnexus.composer.profiles import PROFILES
+from toolnexus.composer.budget import PROFILES, Budget
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]

@@ -24,7 +24,7 @@ from toolnexus.cli._support import (
     whole,
 )
 from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
-from toolnexus.fleet.output import report_file
+from toolnexus.fleet.results import report_file
 from toolnexus.sources import is_url
 
 __all__ = ["EXIT_MATCHED", "register"]

@@ -7,7 +7,7 @@ import argparse
 from toolnexus.agents import write_bundle
 from toolnexus.cli._support import Subparsers, add_command, emit, emit_json, location, location_kwargs, plural
 from toolnexus.cli.persona import LOCATION_HELP, home
-from toolnexus.soul.archives import BUNDLE_FORMATS, format_for
+from toolnexus.soul.bundling import BUNDLE_FORMATS, format_for
 
 __all__ = ["register"]
 

@@ -1,21 +1,17 @@
-"""Budgets: how much of a persona reaches the model, in characters or tokens. Pure.
-
-A :class:`Budget` runs *after* the specification's rules (2 MiB byte cap, decoding,
-normalisation, rstrip) on the decoded bodies, so without one nothing changes: per file, a cut
-keeps a head and a tail around one marker line (:mod:`.cutting`); the total is shared fairly
-(:mod:`.fitting`). Cuts are visible: the model sees the marker, the ``toolnexus.agents`` logger
-one warning per file.
-"""
+"""Budgets and profiles. A budget says how much of a persona reaches the model, in characters or
+tokens, applied after the specification's rules (:mod:`.fitting`), so without one nothing
+changes; a profile says which files a kind of session sees, so the others are never requested.
+Both are checked before any I/O."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 from toolnexus._tokens import DEFAULT_ENCODING, EncodingCounter, load_encoding
-
-__all__ = ["UNITS", "Budget", "Unit", "checked_budget"]
+from toolnexus.composer.parts import BOOTSTRAP_ORDER
 
 Unit = Literal["chars", "tokens"]
 
@@ -44,8 +40,7 @@ class Budget:
     ``pip install 'toolnexus[tokens]'``). A tokenizer given with ``unit="chars"`` only adds token
     counts to :func:`~toolnexus.agents.inspect_soul`'s report. ``per_file`` bounds each body,
     ``total`` the whole soul (headers and separators included; in tokens, the sum of the sections'
-    counts). ``per_file > total`` is allowed: the total wins. Budgets are hashable and compare by
-    value, so they can key caches.
+    counts); the total wins. Budgets are hashable and compare by value: they can key caches.
     """
 
     per_file: int | None = None
@@ -117,3 +112,40 @@ def checked_budget(budget: object) -> Budget | None:
     if budget is not None and not isinstance(budget, Budget):
         raise TypeError(f"budget must be a Budget (or None), not {type(budget).__name__}")
     return budget
+
+
+#: Named profiles (read-only): ``main`` is every file; ``subagent`` gets its working rules and
+#: tools; ``cron`` runs unattended, without heartbeat and memory; ``group`` is a shared channel,
+#: which must not see the persona's private MEMORY.md; ``heartbeat`` is the light heartbeat.
+PROFILES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "main": BOOTSTRAP_ORDER,
+        "subagent": ("AGENTS.md", "TOOLS.md"),
+        "cron": ("AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "TOOLS.md"),
+        "group": tuple(name for name in BOOTSTRAP_ORDER if name != "MEMORY.md"),
+        "heartbeat": ("HEARTBEAT.md",),
+    }
+)
+
+
+def select_names(files: Iterable[str] | None = None, profile: str | None = None) -> tuple[str, ...]:
+    """The bootstrap names to read, in :data:`BOOTSTRAP_ORDER` (that very tuple when nothing
+    narrows it); a :class:`ValueError` for an unknown name or profile, or both arguments."""
+    if files is not None and profile is not None:
+        raise ValueError("pass files= or profile=, not both")
+    if profile is not None:
+        if not isinstance(profile, str) or profile not in PROFILES:
+            raise ValueError(f"profile={profile!r} is not a profile; choose from {', '.join(PROFILES)}")
+        return PROFILES[profile]
+    if files is None:
+        return BOOTSTRAP_ORDER
+    if isinstance(files, str | bytes):
+        raise ValueError(f"files= takes a sequence of names, not the single string {files!r}")
+    wanted = list(files)
+    unknown = [name for name in wanted if name not in BOOTSTRAP_ORDER]
+    if unknown:
+        raise ValueError(
+            f"files= names {', '.join(map(repr, unknown))}, not bootstrap files; "
+            f"choose from {', '.join(BOOTSTRAP_ORDER)}"
+        )
+    return tuple(name for name in BOOTSTRAP_ORDER if name in wanted)

@@ -1,33 +1,34 @@
-"""The total shared fairly among the files (max-min fairness, water-filling). Pure.
+"""A budget applied to the decoded bodies: each file cut to a limit, the total shared fairly. Pure.
 
-Every section that fits its share of what is left stays whole; the rest is split evenly (to
-the unit; the first in :data:`BOOTSTRAP_ORDER` get the remainder) among the larger ones, so one
-huge AGENTS.md never squeezes MEMORY.md out. When a share cannot hold a header and the marker
-(under :data:`MIN_SHARE` units, or too small for the marker), the last such file in
-:data:`BOOTSTRAP_ORDER` is left out and the shares are worked out again without it. Shares
-count sections (``## NAME`` header included); in characters the ``\\n\\n`` separators
-are taken off the total first. Deterministic: same input, same soul.
+A cut keeps ~75 % of what fits from the head and the rest from the tail around one marker line
+(counted), each end moved to a line break within 10 % (keeping less), else a space; token limits
+are met by measuring and shrinking by the excess (token counts are not additive). The total is
+water-filled over whole sections, so one huge AGENTS.md never squeezes MEMORY.md out; when a
+share cannot hold a header and the marker (:data:`MIN_SHARE`), the last such file is left out
+and the shares worked out again. Cuts are visible: the marker, and one warning per file.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from toolnexus._tokens import EncodingCounter
 from toolnexus.composer.budget import Budget
-from toolnexus.composer.cutting import cut
-from toolnexus.composer.parts import SECTION_SEPARATOR
-
-__all__ = ["MIN_SHARE", "Fitted", "fit", "fitted_sections", "fitted_soul"]
 
 logger = logging.getLogger("toolnexus.agents")
+
+#: Head and tail of what a cut keeps: ~75 % from the start, the rest from the end.
+HEAD_FRACTION = 0.75
+
+#: A file whose share of the total is below this many units is left out, never cut to nothing.
+MIN_SHARE = 64
 
 
 class Fitted(NamedTuple):
     """One present file after the budget: its body (``None``: left out), its size and what was
-    kept of it, and the limit it was cut to (per file, or its share of the total, header
-    included), all in the budget's unit."""
+    kept of it, and the limit it was cut to (header included), all in the budget's unit."""
 
     name: str
     body: str | None
@@ -37,8 +38,101 @@ class Fitted(NamedTuple):
     limit: int | None = None
 
 
-#: A file whose share of the total is below this many units is left out, never cut to nothing.
-MIN_SHARE = 64
+def marker(name: str, kept: int, size: int, noun: str = "characters") -> str:
+    """The line that stands for what a cut removed."""
+    return f"[… truncated: kept {kept} of {size} {noun} of {name} …]"
+
+
+def _head_end(body: str, end: int, window: int) -> int:
+    """``end``, or a line break (else a space) up to ``window`` before it: whole lines, or words."""
+    if end <= 0:
+        return 0
+    start = max(0, end - window)
+    line_break = body.rfind("\n", start, end + 1)
+    if line_break < 0:
+        line_break = body.rfind(" ", start, end + 1)
+    return end if line_break < 0 else line_break
+
+
+def _tail_start(body: str, start: int, window: int) -> int:
+    """``start``, or just after a line break (else a space) up to ``window`` after it."""
+    if start >= len(body):
+        return len(body)
+    end = min(start + window, len(body))
+    line_break = body.find("\n", start - 1, end)
+    if line_break < 0:
+        line_break = body.find(" ", start - 1, end)
+    return start if line_break < 0 else line_break + 1
+
+
+def _largest(fits: Callable[[int], bool], most: int, guess: int) -> int:
+    """The largest ``x`` in ``[0, most]`` with ``fits(x)`` (monotone), galloping from ``guess``."""
+    guess = max(1, min(most, guess))
+    if fits(guess):
+        low, high = guess, most + 1
+        step = guess
+        while low + step <= most and fits(low + step):
+            low, step = low + step, step * 2
+        high = min(high, low + step)
+    else:
+        low, high = 0, guess
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _head_tail(body: str, room: int, budget: Budget, size: int) -> tuple[int, int]:
+    """Character positions ``(head_end, tail_start)`` keeping about ``room`` units of ``body``."""
+    head_units = int(room * HEAD_FRACTION)
+    tail_units = room - head_units
+    if budget.unit == "chars":
+        window = room // 10
+        return _head_end(body, head_units, window), _tail_start(body, len(body) - tail_units, window)
+    count = budget.measure
+    counter = budget.token_counter
+    if isinstance(counter, EncodingCounter):
+        head, tail = counter.prefix_end(body, head_units), counter.suffix_start(body, tail_units)
+    else:  # any str -> int callable: search, guided by the body's characters per token
+        per_unit = len(body) / max(size, 1)
+        head = _largest(lambda h: count(body[:h]) <= head_units, len(body), round(head_units * per_unit))
+        kept = _largest(
+            lambda t: count(body[len(body) - t :]) <= tail_units, len(body), round(tail_units * per_unit)
+        )
+        tail = len(body) - kept
+    window = (head + len(body) - tail) // 10  # in characters, like the cuts
+    head = _head_end(body, head, window)
+    return head, max(head, _tail_start(body, max(tail, 1), window))
+
+
+def cut(
+    body: str, limit: int, name: str, budget: Budget, *, size: int, header: str = ""
+) -> tuple[str, int] | None:
+    """``body`` as head + marker + tail with ``measure(header + result) <= limit``, and the units
+    kept; ``None`` when not even the marker fits. Cuts fall between characters."""
+    count = budget.measure
+    if budget.unit == "chars":
+        room = limit - len(header) - len(marker(name, limit, size)) - 2
+        attempts = 1
+    else:
+        room = limit - count(header + "\n" + marker(name, size, size, "tokens") + "\n")
+        attempts = 8  # token counts are not additive: check, and shrink by the excess
+    for _ in range(attempts):
+        if room < 0:
+            break
+        head, tail = _head_tail(body, room, budget, size)
+        kept = count(body[:head]) + count(body[tail:]) if budget.unit == "tokens" else head + len(body) - tail
+        parts = (body[:head], marker(name, kept, size, budget.noun), body[tail:])
+        text = "\n".join(part for part in parts if part)
+        excess = count(header + text) - limit
+        if excess <= 0:
+            return text, kept
+        room -= excess
+    alone = marker(name, 0, size, budget.noun)
+    return (alone, 0) if count(header + alone) <= limit else None
 
 
 def _shares(sizes: Sequence[int], available: int) -> list[int]:
@@ -60,95 +154,81 @@ def _shares(sizes: Sequence[int], available: int) -> list[int]:
     return shares
 
 
-def fit(location: str, bodies: Sequence[tuple[str, str]], budget: Budget) -> list[Fitted]:
-    """Apply ``budget`` to the present files' bodies (``(name, body)`` in order); deterministic.
+def _untouched(budget: Budget, names: Sequence[str], bodies: Sequence[str]) -> bool:
+    """Whether a budget in characters has nothing to cut (the common case: a few C-level sums)."""
+    if budget.unit != "chars":
+        return False
+    if budget.per_file is not None and max(map(len, bodies), default=0) > budget.per_file:
+        return False
+    # "## NAME\n\n" is 5 characters more than the name; sections are joined by "\n\n".
+    chars = sum(map(len, names)) + sum(map(len, bodies)) + 7 * len(bodies) - 2
+    return budget.total is None or chars <= budget.total
+
+
+def fit(location: str, names: Sequence[str], bodies: Sequence[str], budget: Budget) -> list[Fitted]:
+    """Apply ``budget`` to the present files' bodies (``names[i]``'s is ``bodies[i]``), in order.
 
     Each cut or left-out file is logged as a warning naming it; see the module for the rules.
     """
-    if _untouched(bodies, budget):
-        return [Fitted(name, body, len(body), len(body), False) for name, body in bodies]
-    state = _State(bodies, budget)
+    if _untouched(budget, names, bodies):
+        return [
+            Fitted(name, body, len(body), len(body), False) for name, body in zip(names, bodies, strict=True)
+        ]
+    state = _State(names, bodies, budget)
     if budget.per_file is not None:
-        for index, (name, body) in enumerate(bodies):
+        why = f"the per-file budget of {budget.per_file} {budget.noun}"
+        for index, body in enumerate(bodies):
             if state.sizes[index] > budget.per_file:
-                result = cut(body, budget.per_file, name, budget, size=state.sizes[index])
-                why = f"the per-file budget of {budget.per_file} {budget.noun}"
+                result = cut(body, budget.per_file, names[index], budget, size=state.sizes[index])
                 state.apply(index, result, budget.per_file, why)
     if budget.total is not None:
         state.share_total(budget.total)
     return state.finish(location)
 
 
-def _untouched(bodies: Sequence[tuple[str, str]], budget: Budget) -> bool:
-    """Whether a budget in characters has nothing to cut (the common case, checked cheaply)."""
-    if budget.unit != "chars":
-        return False
-    if budget.per_file is not None and any(len(body) > budget.per_file for _, body in bodies):
-        return False
-    if budget.total is None:
-        return True
-    # "## NAME\n\n" is 5 characters more than the name; sections are joined by "\n\n".
-    return sum(len(name) + len(body) + 7 for name, body in bodies) - 2 <= budget.total
-
-
 def fitted_sections(
-    location: str, bodies: Sequence[tuple[str, str]], budget: Budget
+    location: str, names: list[str], sections: list[str], bodies: Sequence[str], budget: Budget
 ) -> tuple[list[str], list[str]]:
-    """``(sections, found)`` of ``bodies`` fitted to ``budget``: ``found`` names the sections kept."""
-    if _untouched(bodies, budget):
-        kept: Sequence[tuple[str, str | None]] = bodies
-    else:
-        kept = [(file.name, file.body) for file in fit(location, bodies, budget) if file.body is not None]
-    return [f"## {name}\n\n{body}" for name, body in kept], [name for name, _ in kept]
-
-
-def fitted_soul(location: str, bodies: Sequence[tuple[str, str]], budget: Budget) -> tuple[str, list[str]]:
-    """``(soul, found)`` of ``bodies`` fitted to ``budget``: :func:`fitted_sections`, joined."""
-    sections, found = fitted_sections(location, bodies, budget)
-    return SECTION_SEPARATOR.join(sections), found
+    """``(sections, found)`` fitted to ``budget``: the very lists given when it cuts nothing."""
+    if _untouched(budget, names, bodies):
+        return sections, names
+    kept = [file for file in fit(location, names, bodies, budget) if file.body is not None]
+    return [f"## {file.name}\n\n{file.body}" for file in kept], [file.name for file in kept]
 
 
 class _State:
     """The files as the budget leaves them so far: texts (``None``: left out), units kept, why."""
 
-    def __init__(self, bodies: Sequence[tuple[str, str]], budget: Budget) -> None:
-        self.bodies, self.budget = bodies, budget
-        self.sizes = [budget.measure(body) for _, body in bodies]
-        self.texts: list[str | None] = [body for _, body in bodies]
+    def __init__(self, names: Sequence[str], bodies: Sequence[str], budget: Budget) -> None:
+        self.names, self.bodies, self.budget = names, bodies, budget
+        self.sizes = [budget.measure(body) for body in bodies]
+        self.texts: list[str | None] = list(bodies)
         self.kept = list(self.sizes)
         self.limits: dict[int, tuple[int, str]] = {}
-        self._section_sizes: dict[int, int] = {}
-
-    def header(self, index: int) -> str:
-        return f"## {self.bodies[index][0]}\n\n"
 
     def apply(self, index: int, result: tuple[str, int] | None, limit: int, why: str) -> None:
         self.texts[index], self.kept[index] = (None, 0) if result is None else result
         self.limits[index] = (limit, why)
-        self._section_sizes.pop(index, None)
 
     def section_size(self, index: int) -> int:
         """Units of the file's section as it stands (a whole file far over ``total`` is estimated)."""
-        known = self._section_sizes.get(index)
-        if known is None:
-            text, header, budget = self.texts[index], self.header(index), self.budget
-            assert text is not None
-            if budget.unit == "chars":
-                known = len(header) + len(text)
-            elif index not in self.limits and budget.total and self.sizes[index] > budget.total:
-                known = budget.measure(header) + self.sizes[index]  # cut, whatever its share
-            else:
-                known = budget.measure(header + text)
-            self._section_sizes[index] = known
-        return known
+        text, header, budget = self.texts[index], f"## {self.names[index]}\n\n", self.budget
+        assert text is not None
+        if budget.unit == "chars":
+            return len(header) + len(text)
+        if index not in self.limits and budget.total and self.sizes[index] > budget.total:
+            return budget.measure(header) + self.sizes[index]  # cut, whatever its share
+        return budget.measure(header + text)
 
     def share_total(self, total: int) -> None:
-        """Water-fill ``total`` over the sections; leave out the last file whose share is too small."""
+        """Water-fill ``total`` over the sections; leave out the last file whose share is too small
+        (a file left out is asked no more, so each section is measured once)."""
         active = [index for index, text in enumerate(self.texts) if text is not None]
+        section = {index: self.section_size(index) for index in active}
         while active:
             separators = 2 * (len(active) - 1) if self.budget.unit == "chars" else 0
-            shares = _shares([self.section_size(index) for index in active], total - separators)
-            over = {i: share for i, share in zip(active, shares, strict=True) if self.section_size(i) > share}
+            shares = _shares([section[index] for index in active], total - separators)
+            over = {i: share for i, share in zip(active, shares, strict=True) if section[i] > share}
             cuts: dict[int, tuple[str, int]] = {}
             for index in reversed(over):
                 result = self._cut_to(index, over[index])
@@ -168,13 +248,15 @@ class _State:
     def _cut_to(self, index: int, share: int) -> tuple[str, int] | None:
         if share < MIN_SHARE:
             return None
-        name, body = self.bodies[index]
-        return cut(body, share, name, self.budget, size=self.sizes[index], header=self.header(index))
+        name = self.names[index]
+        return cut(
+            self.bodies[index], share, name, self.budget, size=self.sizes[index], header=f"## {name}\n\n"
+        )
 
     def finish(self, location: str) -> list[Fitted]:
         fitted = []
         noun = self.budget.noun
-        for index, (name, _) in enumerate(self.bodies):
+        for index, name in enumerate(self.names):
             text, size, kept = self.texts[index], self.sizes[index], self.kept[index]
             limit, why = self.limits.get(index, (None, ""))
             if text is None:

@@ -1,29 +1,12 @@
-"""The soul in parts, for provider prompt caches: what stays the same between sessions first.
-
-A provider caches a request's prefix byte for byte, so the soul is split where the files that
-change between sessions begin: AGENTS.md through TOOLS.md are the *stable* part; HEARTBEAT.md and
-MEMORY.md (rewritten by heartbeats and memory edits) come after it. The split is taken from the
-composition's own sections (``(name, section)`` pairs), never by searching the soul's text for
-headers — a body may quote ``## MEMORY.md`` — and the parts concatenate to exactly the soul.
-
-This is the lowest composer module: the order of the sections and how they join live here, and
-:mod:`.rules` (which fills the sections) builds on it.
-"""
+"""The soul in parts, for provider prompt caches, which keep a request's prefix byte for byte:
+AGENTS.md through TOOLS.md are the *stable* part; HEARTBEAT.md and MEMORY.md (rewritten by
+heartbeats and memory edits) come after it. The split is taken from the composition's own
+sections, never by searching the soul for headers (a body may quote ``## MEMORY.md``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import takewhile
-
-__all__ = [
-    "BOOTSTRAP_ORDER",
-    "SECTION_SEPARATOR",
-    "STABLE_NAMES",
-    "Soul",
-    "SoulPart",
-    "ordered_parts",
-    "split_sections",
-]
 
 #: The bootstrap files, in the order their sections appear in a soul.
 BOOTSTRAP_ORDER: tuple[str, ...] = (
@@ -50,12 +33,8 @@ _STABLE = frozenset(STABLE_NAMES)
 
 def split_sections(sections: Iterable[tuple[str, str]]) -> tuple[SoulPart, ...]:
     """Group ``(name, section)`` pairs, in soul order, into runs of stable and volatile sections.
-
-    Each run after the first begins with the separator that joins it to the one before, so the
-    stable part's text does not depend on whether HEARTBEAT.md or MEMORY.md exist: a cached stable
-    prefix survives MEMORY.md appearing. A name outside :data:`STABLE_NAMES` counts as volatile.
-    No sections, no parts (the empty soul).
-    """
+    Each run after the first begins with the separator joining it to the one before, so a cached
+    stable prefix survives MEMORY.md appearing. No sections, no parts (the empty soul)."""
     parts: list[SoulPart] = []
     run: list[str] = []  # the current run's sections; after the first run, led by "" (the separator)
     run_stable = True
@@ -71,24 +50,32 @@ def split_sections(sections: Iterable[tuple[str, str]]) -> tuple[SoulPart, ...]:
     return tuple(parts)
 
 
-def ordered_parts(found: list[str], sections: list[str]) -> tuple[SoulPart, ...]:
-    """:func:`split_sections` of ``zip(found, sections)`` for names in :data:`BOOTSTRAP_ORDER`
-    (as every composition's are): the stable names come first, so there are at most two runs."""
-    stable = len(_STABLE.intersection(found))
-    if stable in {0, len(found)}:
-        return ((SECTION_SEPARATOR.join(sections), stable > 0),) if found else ()
-    volatile = SECTION_SEPARATOR.join(["", *sections[stable:]])  # led by the separator
-    return ((SECTION_SEPARATOR.join(sections[:stable]), True), (volatile, False))
+#: Each name's section header, leading the soul and after a separator.
+_LEAD = {name: f"## {name}\n\n" for name in BOOTSTRAP_ORDER}
+_NEXT = {name: SECTION_SEPARATOR + lead for name, lead in _LEAD.items()}
+
+
+def joined_parts(found: list[str], bodies: list[str]) -> tuple[str, tuple[SoulPart, ...]]:
+    """The soul of ``found[i]``'s ``bodies[i]`` and its :func:`split_sections` parts, joined from
+    the bodies (no section strings): names in :data:`BOOTSTRAP_ORDER`, as every composition's
+    are, put the stable ones first, so there are at most two parts."""
+    pieces: list[str] = []
+    for index, name in enumerate(found):
+        pieces += ((_NEXT if index else _LEAD)[name], bodies[index])
+    stable = 2 * len(_STABLE.intersection(found))
+    if stable in {0, len(pieces)}:
+        soul = "".join(pieces)
+        return soul, ((soul, stable > 0),) if found else ()
+    head, tail = "".join(pieces[:stable]), "".join(pieces[stable:])
+    return head + tail, ((head, True), (tail, False))
 
 
 class Soul(str):
     """A composed soul that knows its parts: equal to the soul's text, usable wherever a ``str`` is.
 
-    ``parts`` are ``(text, stable)`` pairs whose concatenation is the soul; ``stable`` is the text
-    of the leading stable parts (``""`` when the soul has none); ``persona`` names the agent whose
-    soul it is (``None`` outside an agent). Model adapters read these to place cache breakpoints;
-    any other code sees a plain string. String methods return plain ``str`` (the parts do not
-    survive slicing or concatenation).
+    ``parts`` are ``(text, stable)`` pairs whose concatenation is the soul; ``persona`` names the
+    agent whose soul it is. Model adapters read these to place cache breakpoints; string methods
+    return plain ``str`` (the parts do not survive slicing or concatenation).
     """
 
     parts: tuple[SoulPart, ...]

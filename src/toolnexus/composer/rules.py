@@ -1,9 +1,8 @@
-"""The specification's composition rules, each written once and free of I/O.
+"""The specification's composition rules, each written once (:func:`_sections`), free of I/O,
+and what they report per file (:class:`FileReport`) and as a whole (:class:`SoulReport`).
 
-Every backend hands this module the same thing — the first ``limit + 1`` bytes of each present
-bootstrap file — so every backend composes byte-identical souls, and the Hypothesis properties
-drive it with tiny caps and no filesystem. :func:`compose` (the hot path) and
-:func:`compose_report` (``inspect_soul``, ``audit``) both take each section from :func:`_sections`.
+Every backend hands this module the first ``limit + 1`` bytes of each present bootstrap file, so
+every backend composes byte-identical souls (and the Hypothesis properties need no filesystem).
 """
 
 from __future__ import annotations
@@ -13,11 +12,11 @@ import logging
 import sys
 from array import array
 from collections.abc import Mapping
+from typing import Any, Literal, NamedTuple
 
 from toolnexus.composer.budget import Budget
-from toolnexus.composer.fitting import fit, fitted_sections
-from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, ordered_parts
-from toolnexus.composer.reports import Encoding, FileReport, FileStatus, SoulReport
+from toolnexus.composer.fitting import Fitted, fit, fitted_sections
+from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, SoulPart, joined_parts
 
 __all__ = [
     "BOOTSTRAP_ORDER",
@@ -25,12 +24,97 @@ __all__ = [
     "TRUNCATION_NOTICE",
     "FileReport",
     "SoulReport",
-    "bodies",
     "compose",
     "compose_report",
     "compose_sections",
     "normalise_body",
 ]
+
+Encoding = Literal["utf-8", "utf-16-le", "utf-16-be"]
+
+#: ``error``: present but unreadable — only in reports asked to go on past such a file
+#: (``inspect_soul(..., on_error="report")``); a soul never silently lacks a section.
+FileStatus = Literal["present", "absent", "skipped", "error"]
+
+
+class FileReport(NamedTuple):
+    """What happened to one bootstrap name: the diagnostics behind a soul's section."""
+
+    name: str
+    status: FileStatus
+    #: Size on the source in bytes; ``None`` when absent/skipped or the source cannot tell.
+    size: int | None = None
+    #: Bytes of the file that made it into the body (after the cap and a dropped cut character).
+    kept_bytes: int = 0
+    truncated: bool = False
+    #: How the bytes were decoded (UTF-16 only after its BOM); ``None`` when absent/skipped.
+    encoding: Encoding | None = None
+    bom_stripped: bool = False
+    #: How many CRLF or lone CR line endings became LF.
+    line_endings_normalised: int = 0
+    #: How many U+FFFD characters stand in for invalid input — bytes that are not UTF-8, or in a
+    #: UTF-16 file a lone surrogate or odd last byte (literal U+FFFD not counted).
+    invalid_bytes_replaced: int = 0
+    #: For a layered persona, the layer (its location) that supplied the file; ``None`` when the
+    #: file is absent or the persona has a single home (so reports compare equal across backends).
+    layer: str | None = None
+    #: Why a name was skipped (``"folder"``, ``"fifo"``, …) or could not be read (the error's
+    #: message); ``None`` for present and absent files.
+    reason: str | None = None
+    #: Set only under a budget: the body's characters after the rules, its tokens (with a
+    #: tokenizer), the units kept in the soul, whether the budget cut it or left it out.
+    chars: int | None = None
+    tokens: int | None = None
+    kept: int | None = None
+    budget_truncated: bool = False
+    omitted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, keys in declaration order; the budget's keys only under a budget."""
+        return dict(zip(self._fields if self.chars is not None else self._fields[:11], self, strict=False))
+
+    def with_budget(self, body: str, fitted: Fitted, budget: Budget) -> FileReport:
+        """This report with what ``budget`` did to the file's ``body`` (see :func:`.fitting.fit`)."""
+        tokens = fitted.size if budget.unit == "tokens" else budget.count_tokens(body)
+        return self._replace(
+            chars=len(body),
+            tokens=tokens,
+            kept=fitted.kept,
+            budget_truncated=fitted.truncated,
+            omitted=fitted.body is None,
+        )
+
+
+class SoulReport(NamedTuple):
+    """A composed soul together with how each bootstrap name contributed to it."""
+
+    location: str
+    soul: str
+    found: list[str]
+    files: tuple[FileReport, ...] = ()
+    #: The budget the soul was fitted to, if any.
+    budget: Budget | None = None
+    #: The soul as ``(text, stable)`` parts whose concatenation is ``soul`` (see
+    #: :mod:`toolnexus.composer.parts`), for prompt-cache breakpoints; not in :meth:`to_dict`.
+    parts: tuple[SoulPart, ...] = ()
+    #: The home's Agent Skills (a ``toolnexus.SkillSet``), read beside the soul, never in it;
+    #: ``None`` where they were not read (a profile's or named files' report).
+    skills: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``{"location", "soul", "found", "files"}`` (and ``"budget"`` under one,
+        ``"skills"`` when the home has skills or skill warnings)."""
+        budget = {} if self.budget is None else {"budget": self.budget.to_dict()}
+        has_skills = self.skills is not None and (len(self.skills) or self.skills.warnings)
+        return {
+            "location": self.location,
+            "soul": self.soul,
+            "found": list(self.found),
+            "files": [report.to_dict() for report in self.files],
+            **budget,
+            **({"skills": self.skills.to_dict()} if has_skills else {}),
+        }
+
 
 #: Hard per-file cap in bytes; a longer file is cut here and gets :data:`TRUNCATION_NOTICE`.
 MAX_BOOTSTRAP_FILE_BYTES: int = 2 * 1024 * 1024
@@ -41,18 +125,16 @@ TRUNCATION_NOTICE = "\n\n[truncated: exceeds 2 MB bootstrap cap]"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _LITERAL_REPLACEMENT_CHAR = "\ufffd".encode()
 
-#: A file starting with one of these byte-order marks is UTF-16 (what Windows Notepad calls
-#: "Unicode"); every other file is UTF-8. ``FF FE`` and ``FE FF`` never occur in UTF-8 text.
+#: A file starting with one of these BOMs is UTF-16 (Notepad's "Unicode"), never UTF-8 text.
 _UTF16_BOMS: dict[bytes, Encoding] = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
-#: First bytes of every byte-order mark: a file starting with none of them, within the cap, is
-#: decoded as it is.
+#: First bytes of every byte-order mark: a file starting with none, within the cap, is decoded as is.
 _BOM_LEADS = frozenset({b"\xef", b"\xff", b"\xfe"})
 
 logger = logging.getLogger("toolnexus.agents")
 
-#: How a file with a BOM or over the cap was decoded: the text before line endings were
-#: normalised, the span ``prefix[start:stop]`` decoded, whether it was over the cap, the encoding.
+#: How a file decoded: its text before line endings were normalised, the span
+#: ``prefix[start:stop]`` decoded, whether it was over the cap, the encoding.
 _Decoded = tuple[str, int, int, bool, Encoding]
 
 #: Looked up once: the lookup costs more than decoding a typical file.
@@ -64,33 +146,42 @@ def _sections(
     prefixes: Mapping[str, bytes],
     names: tuple[str, ...],
     limit: int,
-    sizes: Mapping[str, int] | None,
-) -> tuple[list[str], list[str], list[str], dict[str, _Decoded]]:
-    """The rules, once: ``(found, sections, bodies, careful)`` of the present files among ``names``.
+    sizes: Mapping[str, int],
+    *,
+    layers: Mapping[str, str] | None = None,
+    missing: Mapping[str, FileReport] | None = None,
+) -> tuple[list[str], list[str], list[str], list[FileReport]]:
+    """The rules, once: ``(found, sections, bodies, reports)`` of the present files among ``names``.
 
     Cap, BOM, decode (a cut character is dropped), line endings, trailing space; a cut file is
-    logged (unless ``location`` is ``None``). ``careful`` says how each file with a BOM or over
-    the cap was decoded; any other file is its prefix, decoded. One loop, no call per common
-    file: this is most of a local composition's CPU.
+    logged (unless ``location`` is ``None``). With ``missing`` (what to report for a name not
+    read), every name's :class:`FileReport` is built in the same pass, instead of the sections.
+    One loop, no call per common file.
     """
     found: list[str] = []
     sections: list[str] = []
     bodies: list[str] = []
-    careful: dict[str, _Decoded] = {}
+    reports: list[FileReport] = []
     for name in names:
         prefix = prefixes.get(name)
         if prefix is None:
+            if missing is not None:
+                reports.append(missing[name])
             continue
+        encoding: Encoding = "utf-8"
         if len(prefix) <= limit and prefix[:1] not in _BOM_LEADS:  # most files
-            text, truncated = prefix.decode("utf-8", "replace"), False
+            text, start, stop, truncated = prefix.decode("utf-8", "replace"), 0, len(prefix), False
         else:
-            decoded = careful[name] = _decode(prefix, limit)
-            text, truncated = decoded[0], decoded[3]
-        body = (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text).rstrip()
+            text, start, stop, truncated, encoding = _decode(prefix, limit)
+        endings = 0
+        if "\r" in text:
+            endings = text.count("\r")  # a CRLF and a lone CR are one line ending each
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        body = text.rstrip()
+        size = sizes.get(name)
         if truncated:
             body += TRUNCATION_NOTICE
             if location is not None:
-                size = (sizes or {}).get(name)
                 logger.warning(
                     "%s: %s is %s bytes, over the %d-byte bootstrap cap; truncated",
                     location,
@@ -99,21 +190,40 @@ def _sections(
                     limit,
                 )
         found.append(name)
-        sections.append(f"## {name}\n\n{body}")
         bodies.append(body)
-    return found, sections, bodies, careful
+        if missing is None:
+            sections.append(f"## {name}\n\n{body}")
+            continue
+        replaced = 0
+        if "\ufffd" in body:  # O(1) for ASCII text: CPython compares the strings' widths first
+            replaced = body.count("\ufffd") - _literal_replacement_chars(prefix[start:stop], encoding)
+        if size is None and not truncated:
+            size = len(prefix)
+        layer = layers.get(name) if layers else None
+        reports.append(
+            FileReport(name, "present", size, stop, truncated, encoding, start > 0, endings, replaced, layer)
+        )
+    return found, sections, bodies, reports
 
 
 def _decode(prefix: bytes, limit: int) -> _Decoded:
-    """How a file with a BOM or over the cap decodes (a 2 MiB prefix is never copied first)."""
+    """How a file with a BOM or over the cap decodes (a 2 MiB prefix is never copied first).
+
+    A character the cap cuts is dropped (in UTF-16 also a code unit or the first half of a
+    surrogate pair); an odd byte or lone surrogate the cap did not cut becomes U+FFFD.
+    """
     truncated = len(prefix) > limit
-    end = limit if truncated else len(prefix)
+    end = stop = limit if truncated else len(prefix)
     encoding = _UTF16_BOMS.get(prefix[:2])
     if encoding is not None:
-        start, stop = _utf16_span(prefix, end, truncated, encoding)
+        start, stop = (2, end) if end >= 2 else (0, 0)
+        if truncated and end >= 2:
+            stop -= (stop - 2) % 2
+            last = int.from_bytes(prefix[stop - 2 : stop], "little" if encoding == "utf-16-le" else "big")
+            if 0xD800 <= last <= 0xDBFF:  # a high surrogate whose low half is past the cap (never the BOM)
+                stop -= 2
         return str(memoryview(prefix)[start:stop], encoding, "replace"), start, stop, truncated, encoding
     start = len(_UTF8_BOM) if end >= len(_UTF8_BOM) and prefix.startswith(_UTF8_BOM) else 0
-    stop = end
     if truncated:
         # A character cut by the cap starts with a lead byte in the last three bytes, and UTF-8
         # resynchronises at every lead byte: an incremental decoder fed just the tail holds back
@@ -122,24 +232,6 @@ def _decode(prefix: bytes, limit: int) -> _Decoded:
         decoder.decode(prefix[max(start, end - 4) : end], final=False)
         stop -= len(decoder.getstate()[0])
     return str(memoryview(prefix)[start:stop], "utf-8", "replace"), start, stop, truncated, "utf-8"
-
-
-def _utf16_span(prefix: bytes, end: int, truncated: bool, encoding: str) -> tuple[int, int]:
-    """``(start, stop)`` of the UTF-16 text: after the BOM, never ending mid-character.
-
-    A cut inside a code unit or between the halves of a surrogate pair drops it, like a cut
-    UTF-8 character; an odd byte or lone surrogate the cap did not cut becomes U+FFFD.
-    """
-    if end < 2:
-        return 0, 0
-    stop = end
-    if truncated:
-        stop -= (stop - 2) % 2
-        if stop > 2:
-            last = int.from_bytes(prefix[stop - 2 : stop], "little" if encoding == "utf-16-le" else "big")
-            if 0xD800 <= last <= 0xDBFF:  # a high surrogate whose low half is past the cap
-                stop -= 2
-    return 2, stop
 
 
 def _literal_replacement_chars(data: bytes, encoding: Encoding) -> int:
@@ -162,43 +254,16 @@ def normalise_body(
     layer: str | None = None,
 ) -> tuple[str, FileReport]:
     """The section body of a file's first ``limit + 1`` bytes, and a report of what changed."""
-    _, _, (body,), careful = _sections(None, {name: prefix}, (name,), limit, None)
-    return body, _report(name, body, prefix, careful.get(name), size=size, layer=layer)
-
-
-def _report(
-    name: str, body: str, prefix: bytes, decoded: _Decoded | None, *, size: int | None, layer: str | None
-) -> FileReport:
-    """What the rules did to one file (``decoded``: how :func:`_sections` decoded it, if carefully)."""
-    encoding: Encoding = "utf-8"
-    if decoded is None:  # the prefix, decoded as it is: a CR byte is a CR character
-        endings = prefix.count(b"\r") if b"\r" in prefix else 0  # ``in`` is a memchr, ``count`` is not
-        start, stop, truncated = 0, len(prefix), False
-    else:
-        text, start, stop, truncated, encoding = decoded
-        endings = text.count("\r")  # a CRLF and a lone CR are one line ending each
-    replaced = 0
-    if "\ufffd" in body:  # O(1) for ASCII text: CPython compares the strings' widths first
-        replaced = body.count("\ufffd") - _literal_replacement_chars(prefix[start:stop], encoding)
-    if size is None and not truncated:
-        size = len(prefix)
-    return FileReport(name, "present", size, stop, truncated, encoding, start > 0, endings, replaced, layer)
+    sizes = {} if size is None else {name: size}
+    layers = {} if layer is None else {name: layer}
+    _, _, (body,), (report,) = _sections(
+        None, {name: prefix}, (name,), limit, sizes, layers=layers, missing=_ABSENT
+    )
+    return body, report
 
 
 #: An absent name's report is the same every time (and immutable): built once.
 _ABSENT = {name: FileReport(name, "absent") for name in BOOTSTRAP_ORDER}
-
-
-def bodies(
-    location: str,
-    prefixes: Mapping[str, bytes],
-    *,
-    limit: int = MAX_BOOTSTRAP_FILE_BYTES,
-    sizes: Mapping[str, int] | None = None,
-) -> list[tuple[str, str]]:
-    """``(name, body)`` of every present file in :data:`BOOTSTRAP_ORDER`."""
-    found, _, texts, _ = _sections(location, prefixes, BOOTSTRAP_ORDER, limit, sizes)
-    return list(zip(found, texts, strict=True))
 
 
 def compose_sections(
@@ -210,10 +275,10 @@ def compose_sections(
     budget: Budget | None = None,
 ) -> tuple[list[str], list[str]]:
     """``(sections, found)``: ``sections[i]`` (its ``## NAME`` header included) is ``found[i]``'s."""
-    found, sections, texts, _ = _sections(location, prefixes, BOOTSTRAP_ORDER, limit, sizes)
-    if budget is not None:
-        return fitted_sections(location, list(zip(found, texts, strict=True)), budget)
-    return sections, found
+    found, sections, texts, _ = _sections(location, prefixes, BOOTSTRAP_ORDER, limit, sizes or {})
+    if budget is None:
+        return sections, found
+    return fitted_sections(location, found, sections, texts, budget)
 
 
 def compose(
@@ -246,38 +311,28 @@ def compose_report(
     ``skipped`` names exist but are not regular files (a mapping says why: ``"folder"``);
     ``layers`` says which layer supplied each file; ``errors`` maps unreadable names to why.
     """
-    sizes = sizes or {}
-    layers = layers or {}
-    errors = errors or {}
-    why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped
-    found, sections, texts, careful = _sections(location, prefixes, names, limit, sizes)
-    reports = {
-        name: _report(
-            name, body, prefixes[name], careful.get(name), size=sizes.get(name), layer=layers.get(name)
-        )
-        for name, body in zip(found, texts, strict=True)
-    }
-    files: list[FileReport] = []
-    for name in names:
-        report = reports.get(name)
-        if report is None:
-            if name in errors or name in why:
-                status: FileStatus = "error" if name in errors else "skipped"
-                report = FileReport(name, status, reason=errors.get(name) or why.get(name))
-            else:
-                report = _ABSENT[name]
-        files.append(report)
+    missing = _ABSENT
+    if errors or skipped:
+        why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped
+        missing = {
+            **_ABSENT,
+            **{name: FileReport(name, "skipped", reason=text) for name, text in why.items()},
+        }
+        for name, message in (errors or {}).items():
+            missing[name] = FileReport(name, "error", reason=message or why.get(name))
+    found, _, texts, files = _sections(
+        location, prefixes, names, limit, sizes or {}, layers=layers, missing=missing
+    )
     if budget is not None:
-        plain = dict(zip(found, texts, strict=True))
-        fitted = {file.name: file for file in fit(location, list(plain.items()), budget)}
+        fitted = {
+            file.name: (body, file)
+            for body, file in zip(texts, fit(location, found, texts, budget), strict=True)
+        }
         files = [
-            report.with_budget(plain[report.name], fitted[report.name], budget)
-            if report.name in fitted
-            else report
+            report.with_budget(*fitted[report.name], budget) if report.name in fitted else report
             for report in files
         ]
-        found = [file.name for file in fitted.values() if file.body is not None]
-        sections = [f"## {file.name}\n\n{file.body}" for file in fitted.values() if file.body is not None]
-    parts = ordered_parts(found, sections)  # names come in BOOTSTRAP_ORDER (select_names)
-    soul = "".join([text for text, _ in parts])  # one part: that very string, not a copy
+        found = [name for name, (_, file) in fitted.items() if file.body is not None]
+        texts = [file.body for _, file in fitted.values() if file.body is not None]
+    soul, parts = joined_parts(found, texts)  # names come in BOOTSTRAP_ORDER (select_names)
     return SoulReport(location, soul, found, tuple(files), budget, parts)

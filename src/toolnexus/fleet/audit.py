@@ -7,17 +7,11 @@ from collections.abc import Generator, Mapping
 from functools import partial
 from typing import Any
 
-from toolnexus.composer.budget import Budget, checked_budget
-from toolnexus.composer.profiles import select_names
-from toolnexus.fleet.executors import in_process, on_executor, refuse_fork
-from toolnexus.fleet.listing import Target, list_prefix, prefix_path
+from toolnexus.composer.budget import Budget, checked_budget, select_names
+from toolnexus.composer.parts import BOOTSTRAP_ORDER
+from toolnexus.fleet.executors import Target, in_process, list_prefix, on_executor, prefix_path, refuse_fork
 from toolnexus.fleet.results import PersonaAudit
 from toolnexus.sources import DEFAULT_ENGINE, resolve
-
-__all__ = ["audit"]
-
-#: GETs one persona's read plan issues at once (one per bootstrap name).
-_READS_PER_PERSONA = 7
 
 
 def audit(
@@ -36,16 +30,12 @@ def audit(
     """Audit every persona under ``prefix``: one :class:`PersonaAudit` each, in listing order.
 
     A persona is a direct child folder holding a bootstrap file, a direct child zip or tar bundle
-    (by name), or the prefix itself when it holds a bootstrap file or is a bundle; each is read
-    with its usual plan and reported like :func:`inspect_soul`, a failure being a result with
-    ``error``. ``prefix`` is a folder, URL, path on ``fs``, UPath or ObstoreSource; a missing one
-    is a :class:`FileNotFoundError` raised by this call. The listing is streamed and at most
-    ``concurrency`` personas are held at once. ``executor``: ``None`` (asyncio here), a
-    ``concurrent.futures.Executor`` or a ``dask.distributed.Client`` (batches, retried there);
-    results come in listing order, each persona once; ``close()`` stops early.
-
-    ``budget`` and ``profile`` fit each persona as :func:`inspect_soul` does (``over-budget``;
-    under a profile every child folder is a persona). ``engine`` as for :func:`compose_soul`.
+    (by name), or the prefix itself when it holds a bootstrap file or is a bundle; each is reported
+    like :func:`inspect_soul` (``budget``, ``profile``: under a profile every child folder is a
+    persona), a failure being a result with ``error``. A missing ``prefix`` raises
+    :class:`FileNotFoundError` here. The listing is streamed, at most ``concurrency`` personas held
+    at once. ``executor``: ``None`` (asyncio here), a ``concurrent.futures.Executor`` or a
+    ``dask.distributed.Client`` (batches, retried there); ``close()`` stops early.
     ``skills=True`` also reads each persona's Agent Skills (one listing per skills folder more):
     their warnings are the ``skills`` issue and each line's ``skill_warnings``.
     """
@@ -58,7 +48,7 @@ def audit(
         else on_executor(executor, concurrency)
     )
     fs, path = prefix_path(prefix, fs)
-    follow, reads = follow_external_symlinks, _READS_PER_PERSONA * concurrency
+    follow, reads = follow_external_symlinks, len(BOOTSTRAP_ORDER) * concurrency  # a GET per name at once
     options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
     source = resolve(path, **options, engine=engine, reads=reads)
     listing = list_prefix(source, path, Target(fs, follow, budget, names, profile, skills=skills))

@@ -6,8 +6,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["DEFAULT_CONNECT_TIMEOUT", "dask_client"]
-
 #: Seconds to wait for a scheduler before giving up (``toolnexus audit --dask-timeout``).
 DEFAULT_CONNECT_TIMEOUT = 10.0
 

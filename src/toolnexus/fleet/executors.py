@@ -1,7 +1,8 @@
-"""Where an audit's reads run: this process (asyncio), a ``concurrent.futures`` executor, or Dask.
+"""An audit's plumbing: which personas live under a prefix, and where their reads run.
 
-Results come in listing order, at most ``concurrency`` personas held at once. Executors and Dask
-get batches, two per worker slot; a batch is the unit of result (Dask retries it whole).
+A child folder is a candidate until its read finds no bootstrap file (so listing costs only the
+prefix's pages); files are personas by name only. Executors and Dask get batches, two per worker
+slot: a batch is the unit of result (Dask retries it whole), so a persona is never reported twice.
 """
 
 from __future__ import annotations
@@ -10,34 +11,178 @@ import asyncio
 import concurrent.futures
 import multiprocessing
 import os
+import pickle
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TypeVar
 
-from toolnexus.fleet.check import check, check_async, check_batch, failed
-from toolnexus.fleet.listing import Candidate, Listing, Target
+from toolnexus.composer.budget import Budget
+from toolnexus.composer.rules import BOOTSTRAP_ORDER, SoulReport
 from toolnexus.fleet.results import PersonaAudit
-
-__all__ = ["BATCH_RETRIES", "batch_plan", "in_process", "on_executor", "refuse_fork"]
+from toolnexus.skills import skills_beside
+from toolnexus.soul.compose import inspect_source, inspect_source_async
+from toolnexus.sources import Pages, SourceBase, kind_by_name, resolve
 
 #: How often Dask re-runs a batch that raised or whose worker died.
 BATCH_RETRIES = 2
 
 T = TypeVar("T")
 
+#: ``(path, always)``: where a persona may be, and whether it is one even when nothing is found
+#: there (a bundle, the prefix itself) rather than a folder that turned out to hold no bootstrap file.
+Candidate = tuple[str, bool]
+
+_BOOTSTRAP_NAMES = frozenset(BOOTSTRAP_ORDER)
+
+
+@dataclass(frozen=True)
+class Target:
+    """How a listed path becomes a source, here or on a worker (so it pickles). ``fs`` is the
+    listed source's own (``None``: local disk); ``home`` the prefix's source when it is the one
+    persona (a bundle)."""
+
+    fs: Any = None
+    follow_external_symlinks: bool = False
+    budget: Budget | None = None
+    names: tuple[str, ...] = BOOTSTRAP_ORDER
+    profile: str | None = None
+    #: Whether a worker forked from this process can read the personas (obstore's runtime cannot).
+    fork_safe: bool = True
+    home: SourceBase | None = None
+    #: Whether each persona's Agent Skills are read too (their warnings: the ``skills`` issue).
+    skills: bool = False
+
+    @property
+    def local(self) -> bool:
+        """Local disk: read in order, in the calling thread (syscalls, no network to wait on)."""
+        return getattr(self.home, "fs", self.fs) is None
+
+    def source(self, path: str) -> SourceBase:
+        if self.home is not None:
+            return self.home
+        return resolve(path, fs=self.fs, follow_external_symlinks=self.follow_external_symlinks)
+
+    def location(self, path: str) -> str:
+        """The persona's name in results: its path, as a URL on a remote filesystem."""
+        return str(self.fs.unstrip_protocol(path)) if self.fs is not None else path
+
+
+@dataclass
+class Listing:
+    """How the prefix's paths are read, and its candidates page by page."""
+
+    target: Target
+    pages: Iterator[list[Candidate]]
+
+
+def prefix_path(prefix: Any, fs: Any) -> tuple[Any, str]:
+    """``(fs, path)`` of a prefix: a path, a URL, a path on ``fs``, or a UPath (or a source with
+    ``fs`` and ``path``), which carries its filesystem and options."""
+    if fs is None and not isinstance(prefix, str | os.PathLike) and hasattr(prefix, "fs"):
+        fs, prefix = prefix.fs, str(prefix.path)
+    path = os.fspath(prefix) if isinstance(prefix, os.PathLike) else prefix
+    if not isinstance(path, str):
+        raise TypeError(f"expected a prefix path, URL or UPath, not {type(prefix).__name__}")
+    if not path:
+        raise ValueError("empty prefix: name a folder ('.' for the current one) or a URL")
+    return fs, path
+
+
+def list_prefix(source: SourceBase, path: str, target: Target) -> Listing:
+    """Look the prefix up now (a missing one is a :class:`FileNotFoundError` naming it) and list
+    it lazily; ``target`` says how its personas are fitted, the listed source how they are read."""
+    fs = getattr(source, "fs", None)
+    fork_safe = getattr(source, "fork_safe", True) and getattr(fs, "fork_safe", True)
+    target = replace(target, fork_safe=bool(fork_safe))
+    pages = source.children()
+    if pages is None:  # a bundle (or a chained URL naming one): the prefix is the one persona
+        return Listing(replace(target, home=source), iter([[(path, True)]]))
+    return Listing(replace(target, fs=fs), _candidates(pages))
+
+
+def _candidates(pages: Pages) -> Iterator[list[Candidate]]:
+    """Children → candidates, page by page, in listing order; the prefix itself counts once,
+    where its first bootstrap file is listed (its path is that file's folder)."""
+    home_seen = False
+    for page in pages:
+        candidates: list[Candidate] = []
+        for child in page:
+            if child.folder:
+                candidates.append((child.path, False))
+            elif child.name in _BOOTSTRAP_NAMES:
+                if not home_seen:
+                    home_seen = True
+                    candidates.append((child.path[: -len(child.name) - 1], True))
+            elif kind_by_name(child.name) is not None:
+                candidates.append((child.path, True))
+        yield candidates
+
+
+def _result(target: Target, candidate: Candidate, report: SoulReport) -> PersonaAudit | None:
+    path, always = candidate
+    if not (always or target.profile or report.found) and all(f.status == "absent" for f in report.files):
+        return None
+    tokens = target.budget.count_tokens(report.soul) if target.budget is not None else None
+    return PersonaAudit(target.location(path), report, None, tokens)
+
+
+def _check(target: Target, candidate: Candidate) -> PersonaAudit | None:
+    try:
+        source = target.source(candidate[0])
+        report = inspect_source(source, budget=target.budget, names=target.names)
+        if target.skills:
+            report = report._replace(skills=skills_beside(source))
+    except Exception as error:
+        return PersonaAudit(target.location(candidate[0]), error=error)
+    return _result(target, candidate, report)
+
+
+async def _check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
+    try:
+        source = target.source(candidate[0])
+        report = await inspect_source_async(source, budget=target.budget, names=target.names)
+        if target.skills:
+            report = report._replace(skills=await asyncio.to_thread(skills_beside, source))
+    except Exception as error:
+        return PersonaAudit(target.location(candidate[0]), error=error)
+    return _result(target, candidate, report)
+
+
+async def _gather(target: Target, candidates: Sequence[Candidate]) -> list[PersonaAudit | None]:
+    return list(await asyncio.gather(*(_check_async(target, candidate) for candidate in candidates)))
+
+
+def check_batch(target: Target, candidates: Sequence[Candidate]) -> list[PersonaAudit | None]:
+    """A worker's unit: local personas in order, remote ones all in flight; an error that does not
+    pickle becomes an :class:`OSError` naming its type, so a worker can always send its results."""
+    if target.local:
+        results = [_check(target, candidate) for candidate in candidates]
+    else:
+        results = asyncio.run(_gather(target, candidates))
+    return [_picklable(result) for result in results]
+
+
+def _picklable(result: PersonaAudit | None) -> PersonaAudit | None:
+    if result is None or result.error is None:
+        return result
+    try:
+        pickle.dumps(result.error)
+    except Exception:
+        error = OSError(f"{type(result.error).__name__}: {result.error}")
+        return PersonaAudit(result.location, error=error)
+    return result
+
 
 def in_process(listing: Listing, concurrency: int) -> Generator[PersonaAudit, None, None]:
     if listing.target.local:
-        for page in listing.pages:
-            for candidate in page:
-                result = check(listing.target, candidate)
-                if result is not None:
-                    yield result
-        return
-    for result in _drive(_windowed(listing, concurrency)):
-        if result is not None:
-            yield result
+        results: Iterator[PersonaAudit | None] = (
+            _check(listing.target, candidate) for page in listing.pages for candidate in page
+        )
+    else:
+        results = _drive(_windowed(listing, concurrency))
+    yield from (result for result in results if result is not None)
 
 
 async def _windowed(listing: Listing, concurrency: int) -> AsyncIterator[PersonaAudit | None]:
@@ -48,7 +193,7 @@ async def _windowed(listing: Listing, concurrency: int) -> AsyncIterator[Persona
             for candidate in page:
                 if len(window) >= concurrency:
                     yield await window.popleft()
-                window.append(asyncio.ensure_future(check_async(listing.target, candidate)))
+                window.append(asyncio.ensure_future(_check_async(listing.target, candidate)))
         while window:
             yield await window.popleft()
     finally:  # the caller stopped early: nothing keeps running behind its back
@@ -90,20 +235,13 @@ def _drive(results: AsyncIterator[T]) -> Iterator[T]:
                 helper.shutdown()
 
 
-def batch_plan(concurrency: int, slots: int) -> tuple[int, int]:
-    """``(batch size, batches in flight)``: two batches per worker slot, ``concurrency`` in all."""
-    size = max(1, concurrency // (2 * max(1, slots)))
-    return size, max(1, concurrency // size)
-
-
 def _batches(pages: Iterator[list[Candidate]], size: int) -> Iterator[list[Candidate]]:
     batch: list[Candidate] = []
-    for page in pages:
-        for candidate in page:
-            batch.append(candidate)
-            if len(batch) == size:
-                yield batch
-                batch = []
+    for candidate in (candidate for page in pages for candidate in page):
+        batch.append(candidate)
+        if len(batch) == size:
+            yield batch
+            batch = []
     if batch:
         yield batch
 
@@ -138,7 +276,8 @@ def refuse_fork(executor: Any, target: Target) -> None:
 def on_executor(executor: Any, concurrency: int) -> Callable[[Listing], Generator[PersonaAudit, None, None]]:
     """How to audit a listing on ``executor`` (checked now, before anything is listed)."""
     submit, slots = _submitter(executor)
-    size, limit = batch_plan(concurrency, slots)
+    size = max(1, concurrency // (2 * max(1, slots)))  # two batches per worker slot
+    limit = max(1, concurrency // size)  # batches in flight: ``concurrency`` personas in all
 
     def run(listing: Listing) -> Generator[PersonaAudit, None, None]:
         window: deque[tuple[list[Candidate], Any]] = deque()
@@ -160,5 +299,5 @@ def _collect(listing: Listing, batch: list[Candidate], future: Any) -> Generator
     try:
         results: list[PersonaAudit | None] = future.result()
     except Exception as error:  # the batch failed for good (a worker died past its retries, …)
-        results = [failed(listing.target, path, error) for path, _ in batch]
+        results = [PersonaAudit(listing.target.location(path), error=error) for path, _ in batch]
     yield from (result for result in results if result is not None)

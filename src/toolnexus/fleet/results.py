@@ -1,19 +1,20 @@
-"""What an audit says about one persona, which problems it shows, and the counts over a fleet.
-
-The classification lives here, not in the command, so that ``toolnexus audit --fail-on`` and a
-Python caller filtering :func:`~toolnexus.fleet.audit` results agree on what "truncated" means.
-"""
+"""What an audit says about one persona, which problems it shows, and the counts over a fleet:
+here, not in the command, so ``toolnexus audit --fail-on`` and a Python caller agree. Its lines
+go to stdout or, all or nothing, to a report file (:func:`report_file`)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from toolnexus.composer.rules import SoulReport
-
-__all__ = ["AUDIT_ISSUES", "AuditSummary", "PersonaAudit"]
+from toolnexus.errors import location_error
+from toolnexus.sources import DEFAULT_ENGINE, resolve_output
 
 #: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
 #: soul cut to a budget, invalid bytes replaced, a UTF-16 file, no SOUL.md, a persona that failed.
@@ -29,11 +30,9 @@ AUDIT_ISSUES: tuple[str, ...] = (
 
 
 class PersonaAudit(NamedTuple):
-    """One persona of an audit: its :class:`SoulReport`, or the error that stopped it.
-
-    ``location`` is where the listing found the persona (``report.location`` says where its home
-    turned out to be, e.g. a folder inside a bundle); exactly one of ``report`` and ``error`` is set.
-    """
+    """One persona of an audit: its :class:`SoulReport`, or the error that stopped it (exactly one
+    is set). ``location`` is where the listing found it (``report.location``: where its home
+    turned out to be, e.g. a folder inside a bundle)."""
 
     location: str
     report: SoulReport | None = None
@@ -68,15 +67,10 @@ class PersonaAudit(NamedTuple):
         return not self.issues
 
     def to_dict(self) -> dict[str, Any]:
-        """One JSON line of ``toolnexus audit``: the same keys for every persona, failed or not.
-
-        ``files`` are :meth:`FileReport.to_dict` (as ``inspect --json`` prints them); ``issues``
-        are in :data:`AUDIT_ISSUES` order; ``error`` is ``{"type", "message"}`` or ``None``;
-        ``soul_tokens`` is there when the budget counts tokens (``--tokens``), ``skill_warnings``
-        when the audit read skills (``--skills``) and found any.
-        """
-        report = self.report
-        soul = report.soul if report is not None else None
+        """One JSON line of ``toolnexus audit``: the same keys for every persona, failed or not;
+        ``soul_tokens`` only when the budget counts tokens (``--tokens``), ``skill_warnings`` when
+        the audit read skills (``--skills``) and found any."""
+        report, error = self.report, self.error
         tokens = {} if self.soul_tokens is None else {"soul_tokens": self.soul_tokens}
         skills = report.skills if report is not None else None  # read by audit(skills=True) only
         warnings = {"skill_warnings": list(skills.warnings)} if skills is not None and skills.warnings else {}
@@ -84,14 +78,12 @@ class PersonaAudit(NamedTuple):
             "location": self.location,
             "found": list(report.found) if report is not None else [],
             "files": [file.to_dict() for file in report.files] if report is not None else [],
-            "soul_chars": len(soul) if soul is not None else None,
-            "soul_bytes": len(soul.encode("utf-8")) if soul is not None else None,
+            "soul_chars": len(report.soul) if report is not None else None,
+            "soul_bytes": len(report.soul.encode("utf-8")) if report is not None else None,
             **tokens,
             **warnings,
             "issues": [issue for issue in AUDIT_ISSUES if issue in self.issues],
-            "error": None
-            if self.error is None
-            else {"type": type(self.error).__name__, "message": str(self.error)},
+            "error": None if error is None else {"type": type(error).__name__, "message": str(error)},
         }
 
 
@@ -149,3 +141,69 @@ class AuditSummary:
             f"{self.personas} {noun}: {self.ok} ok, {counts}; "
             f"{self.elapsed:.2f} s, {self.rate:.1f} personas/s"
         )
+
+
+def report_file(
+    out: str, storage_options: Mapping[str, Any] | None = None, engine: str = DEFAULT_ENGINE
+) -> AbstractContextManager[Callable[[str], None]]:
+    """A ``write(text)`` function whose text becomes ``out`` when the block ends without error
+    (``engine``: the client for an object-store URL). A failure to write is an :class:`OSError`
+    naming ``out``; errors of the block pass unchanged."""
+    fs, path = resolve_output(out, storage_options, engine)
+    return _local(path, out) if fs is None else _remote(fs, path, out)
+
+
+@contextmanager
+def _writing(out: str) -> Iterator[None]:
+    """Our own I/O on the report: an error names the file."""
+    try:
+        yield
+    except OSError as error:
+        reason = f"cannot write the report ({error.strerror or error})"
+        raise location_error(type(error), out, reason, error.errno) from error
+
+
+@contextmanager
+def _local(path: str, out: str) -> Iterator[Callable[[str], None]]:
+    directory = os.path.dirname(os.path.abspath(path))
+    with _writing(out):
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
+
+            def write(text: str) -> None:
+                with _writing(out):
+                    stream.write(text)
+
+            yield write
+            with _writing(out):
+                stream.flush()
+                os.fsync(stream.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        with _writing(out):
+            os.chmod(temp, 0o666 & ~umask)  # what open(path, "w") makes, not mkstemp's 0o600
+            os.replace(temp, path)
+    finally:
+        if os.path.lexists(temp):
+            os.unlink(temp)
+
+
+@contextmanager
+def _remote(fs: Any, path: str, out: str) -> Iterator[Callable[[str], None]]:
+    with _writing(out):
+        stream = fs.open(path, "wb")
+
+    def write(text: str) -> None:
+        with _writing(out):
+            stream.write(text.encode("utf-8"))
+
+    try:
+        yield write
+    except BaseException:
+        discard = getattr(stream, "discard", None)
+        if discard is not None:
+            discard()  # abort the upload: nothing appears
+        raise
+    with _writing(out):
+        stream.close()

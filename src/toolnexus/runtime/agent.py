@@ -11,9 +11,8 @@ from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from datetime import tzinfo
 from typing import Any, TypeVar
 
-from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.budget import Budget, checked_budget, select_names
 from toolnexus.composer.parts import Soul
-from toolnexus.composer.profiles import select_names
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.portable import MemoryTool, memory_tool
 from toolnexus.recall import (

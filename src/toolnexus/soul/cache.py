@@ -1,5 +1,6 @@
-"""SoulCache: repeat compositions without giving up freshness; every call revalidates through the
-source's own :meth:`~toolnexus.sources.SourceBase.changed_since`."""
+"""SoulCache: repeat compositions without giving up freshness. Every call asks the source's
+:meth:`~toolnexus.sources.SourceBase.changed_since` with the validators it answered last time
+(opaque here: each backend's proof is its own); files it kept keep their decoded sections."""
 
 from __future__ import annotations
 
@@ -11,20 +12,57 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
+from typing import Any, NamedTuple
 
-from toolnexus.composer.budget import Budget, checked_budget
-from toolnexus.composer.fitting import fitted_soul
-from toolnexus.composer.profiles import select_names
-from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES
+from toolnexus.composer.budget import Budget, checked_budget, select_names
+from toolnexus.composer.fitting import fitted_sections
+from toolnexus.composer.parts import SECTION_SEPARATOR
+from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, compose
 from toolnexus.skills import SkillSet
 from toolnexus.skills.revalidation import SkillsMemo
-from toolnexus.soul.snapshot import Snapshot, advance
-from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
-
-__all__ = ["CacheStats", "SoulCache"]
+from toolnexus.sources import DEFAULT_ENGINE, Changes, NotModified, SourceBase, resolve
 
 logger = logging.getLogger("toolnexus.agents")
+
+
+class Snapshot(NamedTuple):
+    """One persona as last validated: each present file's validator and section, the soul."""
+
+    location: str
+    tag: Hashable | None
+    validators: Mapping[str, Hashable | None]
+    sections: Mapping[str, str]
+    soul: str
+    found: tuple[str, ...]
+
+
+def advance(old: Snapshot | None, answer: Changes | NotModified) -> Snapshot:
+    """The snapshot after a source answered: kept files keep their section (not decoded again),
+    files read again are decoded, the rest are gone; the old soul is reused when nothing changed."""
+    if isinstance(answer, NotModified):
+        if old is None:
+            raise TypeError("a source answered NOT_MODIFIED to a first read (since=None)")
+        return old
+    validators: dict[str, Hashable | None] = {}
+    sections: dict[str, str] = {}
+    for name in answer.kept:
+        if old is None or name not in old.sections:
+            raise TypeError(f"{answer.location}: a source kept {name}, which it had not given before")
+        validators[name] = old.validators[name]
+        sections[name] = old.sections[name]
+    for name, fresh in answer.read.items():
+        validators[name] = fresh.validator
+        sizes = {} if fresh.size is None else {name: fresh.size}
+        sections[name] = compose(
+            answer.location, {name: fresh.data}, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes
+        )[0]
+    found = tuple(name for name in BOOTSTRAP_ORDER if name in sections)
+    if old is not None and old.found == found and all(old.sections[n] is sections[n] for n in found):
+        soul = old.soul
+    else:
+        soul = SECTION_SEPARATOR.join(sections[name] for name in found)
+    return Snapshot(answer.location, answer.tag, validators, sections, soul, found)
+
 
 #: Personas kept by default: each holds its decoded sections (~20 KiB typically, at most 7 times 2 MiB).
 DEFAULT_MAX_PERSONAS = 256
@@ -32,8 +70,7 @@ DEFAULT_MAX_PERSONAS = 256
 
 @dataclass
 class CacheStats:
-    """What the cache did: calls served without I/O (``max_age``), revalidated (a file kept),
-    missed, served stale (``stale_if_error``), and personas evicted."""
+    """What the cache did: calls served without I/O, revalidated, missed, served stale, evicted."""
 
     fresh_hits: int = 0
     revalidated: int = 0
@@ -42,7 +79,7 @@ class CacheStats:
     evictions: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class _Held:
     """A snapshot, when the store last ``confirmed`` it, and its soul ``fitted`` to ``budget`` once."""
 
@@ -52,40 +89,26 @@ class _Held:
     fitted: tuple[str, list[str]] | None = None
 
     def serve(self) -> tuple[str, list[str]]:
+        snapshot = self.snapshot
         if self.budget is None:
-            return self.snapshot.soul, list(self.snapshot.found)
+            return snapshot.soul, list(snapshot.found)
         if self.fitted is None:
-            sections, location = self.snapshot.sections, self.snapshot.location
-            header = len("## \n\n")  # a section is "## NAME\n\nBODY"
-            bodies = [(name, sections[name][len(name) + header :]) for name in self.snapshot.found]
-            self.fitted = fitted_soul(location, bodies, self.budget)
+            names = list(snapshot.found)
+            sections = [snapshot.sections[name] for name in names]
+            bodies = [snapshot.sections[name][len(f"## {name}\n\n") :] for name in names]
+            kept, found = fitted_sections(snapshot.location, names, sections, bodies, self.budget)
+            self.fitted = (snapshot.soul if kept is sections else SECTION_SEPARATOR.join(kept), found)
         return self.fitted[0], list(self.fitted[1])
 
 
-@dataclass(frozen=True)
-class _Pending:
-    """A call that has to ask the store: the source, its cache key, and what the cache held."""
-
-    source: SourceBase
-    key: Hashable
-    held: _Held | None
-    names: tuple[str, ...]
-    budget: Budget | None
-
-    @property
-    def old(self) -> Snapshot | None:
-        return None if self.held is None else self.held.snapshot
-
-
 class SoulCache:
-    """An opt-in cache for :func:`compose_soul` that revalidates on every call.
+    """An opt-in cache for :func:`compose_soul` that revalidates on every call: an unchanged
+    local file is not read again, an unchanged S3 file costs a bodiless 304.
 
-    ``cache.compose_soul(home)`` (or ``compose_soul(home, cache=cache)``) returns what
-    :func:`compose_soul` would; an unchanged local file is not read again, an unchanged S3 file
-    costs a bodiless 304. ``max_personas`` bounds memory (least recently used dropped);
-    ``max_age`` (seconds, off by default) serves a soul confirmed that recently without any
-    request; ``stale_if_error`` (seconds, off) serves the last good soul, with a warning, when the
-    store fails (never one that is gone). Safe across threads and loops; no lock held during I/O.
+    ``max_personas`` bounds memory (least recently used dropped); ``max_age`` (seconds, off)
+    serves a soul confirmed that recently without a request; ``stale_if_error`` (seconds, off)
+    serves the last good soul, with a warning, when the store fails (never one that is gone).
+    Safe across threads and loops; no lock held during I/O.
     """
 
     def __init__(
@@ -135,16 +158,15 @@ class SoulCache:
         budget: each combination is its own entry; files outside a profile are never read)."""
         names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
         source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
-        call = self._begin(source, key, names, budget)
-        if not isinstance(call, _Pending):
-            return call
+        key, held = self._entry(key, names, budget)
+        if held is not None and self._fresh(held):
+            return held.serve()
+        old = None if held is None else held.snapshot
         try:
-            snapshot = advance(
-                call.old, call.source.changed_since(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES)
-            )
+            answer = source.changed_since(old, names, MAX_BOOTSTRAP_FILE_BYTES)
         except OSError as error:
-            return self._failed(call, error)
-        return self._after(call, snapshot)
+            return self._failed(key, held, error)
+        return self._after(key, old, advance(old, answer), budget)
 
     async def compose_soul_async(
         self,
@@ -161,17 +183,15 @@ class SoulCache:
         """:meth:`compose_soul` for event loops: each source decides how it waits."""
         names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
         source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
-        call = self._begin(source, key, names, budget)
-        if not isinstance(call, _Pending):
-            return call
+        key, held = self._entry(key, names, budget)
+        if held is not None and self._fresh(held):
+            return held.serve()
+        old = None if held is None else held.snapshot
         try:
-            snapshot = advance(
-                call.old,
-                await call.source.changed_since_async(call.old, call.names, MAX_BOOTSTRAP_FILE_BYTES),
-            )
+            answer = await source.changed_since_async(old, names, MAX_BOOTSTRAP_FILE_BYTES)
         except OSError as error:
-            return self._failed(call, error)
-        return self._after(call, snapshot)
+            return self._failed(key, held, error)
+        return self._after(key, old, advance(old, answer), budget)
 
     def load_skills(
         self,
@@ -192,16 +212,24 @@ class SoulCache:
                 self._skills.popitem(last=False)
         return memo.load(source)
 
-    def _begin(
-        self, source: SourceBase, key: Hashable, names: tuple[str, ...], budget: Budget | None
-    ) -> tuple[str, list[str]] | _Pending:
-        """The soul itself when ``max_age`` lets it be served without a request, else what to ask."""
-        if budget is not None or names != BOOTSTRAP_ORDER:  # each narrowing is an entry of its own
+    def _entry(
+        self, key: Hashable, names: tuple[str, ...], budget: Budget | None
+    ) -> tuple[Hashable, _Held | None]:
+        """The entry's key (each narrowing is an entry of its own) and what it holds, if anything."""
+        if budget is not None or names != BOOTSTRAP_ORDER:
             key = (key, names, budget)
-        held = self._before(key)
-        if held is not None and self._fresh(held):
-            return held.serve()
-        return _Pending(source, key, held, names, budget)
+        with self._lock:
+            held = self._held.get(key)
+            if held is not None:
+                self._held.move_to_end(key)
+        return key, held
+
+    def _fresh(self, held: _Held) -> bool:
+        """Whether ``max_age`` lets the held soul be served without a request."""
+        if self.max_age is None or self._clock() - held.confirmed >= self.max_age:
+            return False
+        self.stats.fresh_hits += 1
+        return True
 
     def _resolve(
         self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool, engine: str
@@ -224,21 +252,9 @@ class SoulCache:
             self._sources[memo] = resolved
         return resolved
 
-    def _before(self, key: Hashable) -> _Held | None:
-        with self._lock:
-            held = self._held.get(key)
-            if held is not None:
-                self._held.move_to_end(key)
-            return held
-
-    def _fresh(self, held: _Held) -> bool:
-        if self.max_age is None or self._clock() - held.confirmed >= self.max_age:
-            return False
-        self.stats.fresh_hits += 1
-        return True
-
-    def _after(self, call: _Pending, snapshot: Snapshot) -> tuple[str, list[str]]:
-        key, old = call.key, call.old
+    def _after(
+        self, key: Hashable, old: Snapshot | None, snapshot: Snapshot, budget: Budget | None
+    ) -> tuple[str, list[str]]:
         now = self._clock()
         if old is snapshot:  # unchanged: the hot path
             held = self._held.get(key)
@@ -246,7 +262,7 @@ class SoulCache:
                 held.confirmed = now
                 self.stats.revalidated += 1
                 return held.serve()
-        confirmed = _Held(snapshot, now, call.budget)
+        confirmed = _Held(snapshot, now, budget)
         with self._lock:
             if old is None:
                 self.stats.misses += 1
@@ -259,9 +275,8 @@ class SoulCache:
                 self.stats.evictions += 1
         return confirmed.serve()
 
-    def _failed(self, call: _Pending, error: OSError) -> tuple[str, list[str]]:
+    def _failed(self, key: Hashable, held: _Held | None, error: OSError) -> tuple[str, list[str]]:
         """Serve the last good soul if ``stale_if_error`` allows it, loudly; otherwise raise."""
-        key, held = call.key, call.held
         if isinstance(error, FileNotFoundError | NotADirectoryError):
             with self._lock:
                 self._held.pop(key, None)  # the persona is gone: never serve it again

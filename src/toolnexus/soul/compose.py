@@ -1,8 +1,5 @@
-"""The public entry points: resolve the location once, read once, compose.
-
-``compose_soul``, ``compose_soul_async`` and ``inspect_soul`` differ only in how they wait and how
-much they return; the ``*_source`` functions are the same on a resolved source (agents, audit).
-"""
+"""The public entry points: resolve the location once, read once, compose. The ``*_source``
+functions are the same on a resolved source (agents, audit)."""
 
 from __future__ import annotations
 
@@ -10,49 +7,36 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolnexus.composer.budget import Budget, checked_budget
+from toolnexus.composer.budget import Budget, checked_budget, select_names
 from toolnexus.composer.parts import BOOTSTRAP_ORDER, SECTION_SEPARATOR, Soul
-from toolnexus.composer.profiles import select_names
-from toolnexus.composer.rules import (
-    MAX_BOOTSTRAP_FILE_BYTES,
-    SoulReport,
-    compose,
-    compose_report,
-    compose_sections,
-)
+from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES, SoulReport, compose_report, compose_sections
 from toolnexus.skills import skills_beside
 from toolnexus.sources import DEFAULT_ENGINE, Entry, Reading, SourceBase, resolve
 
 if TYPE_CHECKING:
     from toolnexus.soul.cache import SoulCache
 
-__all__ = [
-    "compose_soul",
-    "compose_soul_async",
-    "compose_soul_parts_async",
-    "inspect_soul",
-    "inspect_source",
-    "inspect_source_async",
-]
 
-
-def _sections(reading: Reading, budget: Budget | None = None) -> tuple[list[str], list[str]]:
-    """The hot path: no per-file diagnostics; sizes only matter for files over the cap."""
+def _plain(reading: Reading) -> tuple[dict[str, bytes], dict[str, int]]:
+    """The bytes and the known sizes of the regular files a read found."""
     entries = reading.entries.items()
     prefixes = {name: entry.data for name, entry in entries if entry.data is not None}
-    sizes = {
-        name: entry.size
-        for name, entry in entries
-        if entry.size is not None and entry.size > MAX_BOOTSTRAP_FILE_BYTES
+    return prefixes, {
+        name: entry.size for name, entry in entries if name in prefixes and entry.size is not None
     }
+
+
+def _sections(
+    read: Mapping[str, bytes] | Reading, location: str, budget: Budget | None
+) -> tuple[list[str], list[str]]:
+    """No per-file diagnostics: plain bytes (the local hot path) go straight to the composer."""
+    if not isinstance(read, Reading):
+        return compose_sections(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=budget)
+    prefixes, sizes = _plain(read)
+    over = {name: size for name, size in sizes.items() if size > MAX_BOOTSTRAP_FILE_BYTES}  # named if cut
     return compose_sections(
-        reading.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes, budget=budget
+        read.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=over, budget=budget
     )
-
-
-def _soul(reading: Reading, budget: Budget | None = None) -> tuple[str, list[str]]:
-    sections, found = _sections(reading, budget)
-    return SECTION_SEPARATOR.join(sections), found
 
 
 def _report(
@@ -62,17 +46,15 @@ def _report(
     budget: Budget | None,
     errors: Mapping[str, str] | None = None,
 ) -> SoulReport:
-    """Plain prefixes (whole files within the cap) go straight to the composer."""
     if not isinstance(read, Reading):
         return compose_report(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, names=names, budget=budget)
+    prefixes, sizes = _plain(read)
     entries = read.entries.items()
     return compose_report(
         read.location,
-        {name: entry.data for name, entry in entries if entry.data is not None},
+        prefixes,
         limit=MAX_BOOTSTRAP_FILE_BYTES,
-        sizes={
-            name: entry.size for name, entry in entries if entry.data is not None and entry.size is not None
-        },
+        sizes=sizes,
         skipped={name: entry.why for name, entry in entries if entry.data is None},
         layers={name: entry.origin for name, entry in entries if entry.origin is not None},
         names=names,
@@ -97,14 +79,11 @@ def compose_soul(
 
     ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``),
     a path on ``fs``, a UPath, a :class:`BootstrapSource`, or a list of them, base first (a
-    layered persona: the topmost layer holding a file wins). A zip or tar file is a bundle.
-    ``storage_options`` configure the filesystem built from a URL (keyed by protocol per hop).
-    The result is a snapshot; ``cache=SoulCache()`` skips what provably did not change.
-
-    ``files=("AGENTS.md", "TOOLS.md")`` or ``profile="subagent"`` (see :data:`PROFILES`) reads
-    only those names; ``budget=Budget(per_file=20_000, total=60_000)`` fits the soul to a model
-    after the rules. ``engine="obstore"`` reads ``s3://``, ``gs://`` and ``az://`` URLs with
-    obstore's client (same requests, less CPU; the extra ``obstore``).
+    layered persona: the topmost layer holding a file wins); a zip or tar file is a bundle.
+    ``storage_options`` configure the filesystem built from a URL (keyed by protocol per hop);
+    ``cache=SoulCache()`` skips what provably did not change. ``files=`` or ``profile=`` (see
+    :data:`PROFILES`) reads only those names; ``budget=Budget(...)`` fits the soul to a model
+    after the rules; ``engine="obstore"`` reads object-store URLs with obstore's client.
     """
     follow = follow_external_symlinks
     if cache is not None:  # one way to cache: the cache's own method
@@ -114,10 +93,8 @@ def compose_soul(
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
-    read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES)
-    if not isinstance(read, Reading):  # the hot path (local): plain bytes when nothing needs more
-        return compose(source.location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=budget)
-    return _soul(read, budget)
+    sections, found = _sections(source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES), source.location, budget)
+    return SECTION_SEPARATOR.join(sections), found
 
 
 async def compose_soul_async(
@@ -132,9 +109,7 @@ async def compose_soul_async(
     profile: str | None = None,
     engine: str = DEFAULT_ENGINE,
 ) -> tuple[str, list[str]]:
-    """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop.
-    For many concurrent S3 personas size the pool: ``storage_options={"config_kwargs":
-    {"max_pool_connections": 400}}``."""
+    """:func:`compose_soul` for event loops; async filesystems are awaited on their own loop."""
     follow = follow_external_symlinks
     if cache is not None:
         options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
@@ -145,7 +120,9 @@ async def compose_soul_async(
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
-    return _soul(await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES), budget)
+    reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES)
+    sections, found = _sections(reading, source.location, budget)
+    return SECTION_SEPARATOR.join(sections), found
 
 
 def _read_each(
@@ -183,12 +160,10 @@ def inspect_soul(
 ) -> SoulReport:
     """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
 
-    Sizes over the cap are looked up exactly (maybe one request per oversized remote file); each
-    file's report names its ``layer``, and with a ``budget`` its ``chars``, ``tokens``, ``kept``,
-    ``budget_truncated`` and ``omitted``; ``skills`` is the home's :class:`SkillSet` (``None``
-    with ``files`` or ``profile``). ``on_error="report"`` (``toolnexus inspect``) makes an
-    unreadable file a row with status ``"error"`` and the soul what the others give; a home that
-    cannot be read at all still raises.
+    Sizes over the cap are looked up exactly (maybe one request per oversized remote file);
+    ``skills`` is the home's :class:`SkillSet` (``None`` with ``files`` or ``profile``).
+    ``on_error="report"`` makes an unreadable file a row with status ``"error"`` and the soul what
+    the others give; a home that cannot be read at all still raises.
     """
     names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
     follow = follow_external_symlinks
@@ -205,9 +180,9 @@ def inspect_soul(
     else:
         report = _report(read, source.location, names, budget)
     # Skills are the agent's files' (as a session sees them): not a profile's, not named files'.
-    return (
-        report if files is not None or profile is not None else report._replace(skills=skills_beside(source))
-    )
+    if files is not None or profile is not None:
+        return report
+    return report._replace(skills=skills_beside(source))
 
 
 def inspect_source(
@@ -229,7 +204,7 @@ async def compose_soul_parts_async(
     """:func:`compose_soul_async` on a resolved source, as a :class:`Soul` that knows its stable
     and volatile parts (an agent's session); split after the budget, so the text is the same."""
     reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES)
-    sections, found = _sections(reading, budget)
+    sections, found = _sections(reading, source.location, budget)
     return Soul.from_sections(zip(found, sections, strict=True), persona=persona), found
 
 

@@ -10,11 +10,6 @@ from typing import Any
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, FileReport, normalise_body
 from toolnexus.sources import DEFAULT_ENGINE, Location, resolve
 
-__all__ = ["BootstrapFile", "read_bootstrap_file"]
-
-#: Length of the byte-order mark a report says was stripped, by encoding.
-_BOM_LENGTH = {"utf-8": 3, "utf-16-le": 2, "utf-16-be": 2}
-
 
 @dataclass(frozen=True, slots=True)
 class BootstrapFile:
@@ -60,6 +55,6 @@ def read_bootstrap_file(
         return BootstrapFile("", FileReport(name, "skipped", layer=entry.origin), reading.location)
     _, report = normalise_body(entry.data, size=entry.size, name=name, layer=entry.origin)
     encoding = report.encoding or "utf-8"
-    start = _BOM_LENGTH[encoding] if report.bom_stripped else 0
+    start = (3 if encoding == "utf-8" else 2) if report.bom_stripped else 0  # the BOM's length
     text = entry.data[start : report.kept_bytes].decode(encoding, "replace")
     return BootstrapFile(text, report, reading.location)
