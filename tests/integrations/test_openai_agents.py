@@ -9,7 +9,19 @@ from typing import Any
 
 import pytest
 
-from tests.integrations.personas import APPEND, BAD, BAD_REPLY, NOTE, system_of
+from tests.integrations.personas import (
+    APPEND,
+    BAD,
+    BAD_REPLY,
+    DAILY,
+    HIT,
+    NOTE,
+    RECALL_TOOLS,
+    SEARCH,
+    check_prelude,
+    clock,
+    system_of,
+)
 from tests.support.providers import Calls, ProviderServer, Text, provider_server, scripted
 from toolnexus.agents import Budget, compose_soul
 from toolnexus.integrations import ReadOnlyHomeWarning
@@ -114,3 +126,26 @@ def test_a_read_only_home_has_no_memory_tool_and_says_so(bundle: Path) -> None:
     assert "memory" not in {tool.name for tool in persona.tools}
     assert server.requests[0].tool_names == []
     assert server.requests[0].system == compose_soul(bundle)[0]
+
+
+def test_a_home_with_notes_gets_the_search_tools_and_the_daily_prelude(noted: Path) -> None:
+    with provider_server("openai", scripted(Calls([("memory_search", SEARCH)]), Text("Hamburg"))) as server:
+        persona, aster = agent(server, noted, clock=clock)
+        assert run(aster, "Where does Mira live?") == "Hamburg"
+    first, second = server.requests
+    assert set(RECALL_TOOLS) <= {tool.name for tool in persona.tools}
+    assert first.tool_names == RECALL_TOOLS
+    check_prelude(first.system, noted)
+    assert second.system == first.system
+    (found,) = second.tool_results.values()
+    assert found.startswith(HIT)
+    assert found.endswith(DAILY)
+
+
+def test_a_private_profile_gets_no_search_and_no_prelude(noted: Path) -> None:
+    with provider_server("openai", scripted(Text("hi"))) as server:
+        persona, aster = agent(server, noted, clock=clock, profile="group")
+        run(aster, "Hello.")
+    assert "memory_search" not in {tool.name for tool in persona.tools}
+    assert server.requests[0].tool_names == ["memory"]
+    assert server.requests[0].system == compose_soul(noted, profile="group")[0]
