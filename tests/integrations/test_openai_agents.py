@@ -4,6 +4,7 @@ Chat Completions model, pointed at the loopback OpenAI-compatible server (tracin
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from tests.integrations.personas import (
     NOTE,
     RECALL_TOOLS,
     SEARCH,
+    NOON,
     check_prelude,
     clock,
     system_of,
@@ -149,3 +151,15 @@ def test_a_private_profile_gets_no_search_and_no_prelude(noted: Path) -> None:
     assert "memory_search" not in {tool.name for tool in persona.tools}
     assert server.requests[0].tool_names == ["memory"]
     assert server.requests[0].system == compose_soul(noted, profile="group")[0]
+
+
+def test_the_memory_tool_tells_each_run_the_date_of_its_day(home: Path) -> None:
+    now = [NOON]  # the agent is built, and first run, on 1 December
+    with provider_server("openai", scripted(Text("a"), Text("b"))) as server:
+        _, aster = agent(server, home, clock=lambda: now[0])
+        run(aster, "Hello.")
+        now[0] += timedelta(days=1)
+        run(aster, "Hello again.")
+    said = [request.tools[0]["function"]["description"] for request in server.requests]
+    assert "today is 2026-12-01" in said[0]
+    assert "today is 2026-12-02" in said[1]
