@@ -5,8 +5,8 @@ The SDK asks for the instructions before every model call of a run; the first as
 composes the soul and every later one, and every tool call, gets that same run (the SDK hands one
 ``usage`` object to all of them, which keys it). ``tools`` are fixed when the agent is built, so
 each is a stand-in dispatching to the run's tool of its name (``skill`` is enabled in runs whose
-home has skills, ``memory_search`` and ``memory_get`` in runs whose home has notes). A failed call answers its ``error: …`` text, as the SDK's own
-function tools answer their failures."""
+home has skills, ``memory_search`` and ``memory_get`` in runs whose home has notes). A failed
+call answers its ``error: …`` text, as the SDK's own function tools answer their failures."""
 
 from __future__ import annotations
 
