@@ -10,7 +10,19 @@ from typing import Any
 
 import pytest
 
-from tests.integrations.personas import APPEND, BAD, BAD_REPLY, NOTE, system_of
+from tests.integrations.personas import (
+    APPEND,
+    BAD,
+    BAD_REPLY,
+    DAILY,
+    HIT,
+    NOTE,
+    RECALL_TOOLS,
+    SEARCH,
+    check_prelude,
+    clock,
+    system_of,
+)
 from toolnexus.agents import Budget, compose_soul
 from toolnexus.integrations import ReadOnlyHomeWarning
 
@@ -108,3 +120,29 @@ def test_on_s3_an_edit_whose_answer_is_lost_lands_exactly_once(
     text, failed = call(options, "memory", APPEND)
     assert (text.startswith("ok: note appended"), failed, rule.hits) == (True, False, 1)
     assert (remote.memory() or b"").decode().count(NOTE) == 1
+
+
+def test_a_home_with_notes_gets_the_search_tools_and_the_daily_prelude(noted: Path) -> None:
+    options = persona(noted, clock=clock).claude_agent_options()
+    assert options.allowed_tools == [f"mcp__persona__{name}" for name in RECALL_TOOLS]
+    check_prelude(options.system_prompt, noted)
+    found, failed = call(options, "memory_search", SEARCH)
+    assert (found.startswith(HIT), found.endswith(DAILY), failed) == (True, True, False)
+
+
+def test_a_private_profile_gets_no_search_and_no_prelude(noted: Path) -> None:
+    options = persona(noted, clock=clock, profile="group").claude_agent_options()
+    assert options.allowed_tools == ["mcp__persona__memory"]
+    assert options.system_prompt == compose_soul(noted, profile="group")[0]
+
+
+def test_a_read_only_home_with_notes_can_still_search_them(noted: Path, tmp_path: Path) -> None:
+    from toolnexus.agents import write_bundle  # noqa: PLC0415
+
+    write_bundle(noted, tmp_path / "noted.zip")
+    with pytest.warns(ReadOnlyHomeWarning):
+        options = persona(tmp_path / "noted.zip", clock=clock).claude_agent_options()
+    assert options.allowed_tools == ["mcp__persona__memory_search", "mcp__persona__memory_get"]
+    assert options.system_prompt.endswith(DAILY)
+    found, failed = call(options, "memory_search", SEARCH)
+    assert (found.startswith(HIT), failed) == (True, False)

@@ -9,9 +9,21 @@ from typing import Any
 
 import pytest
 
-from tests.integrations.personas import APPEND, BAD, BAD_REPLY, NOTE, system_of
+from tests.integrations.personas import (
+    APPEND,
+    BAD,
+    BAD_REPLY,
+    DAILY,
+    HIT,
+    NOTE,
+    RECALL_TOOLS,
+    SEARCH,
+    check_prelude,
+    clock,
+    system_of,
+)
 from tests.support.providers import Calls, ProviderServer, Text, provider_server, scripted
-from toolnexus.agents import Budget, compose_soul
+from toolnexus.agents import Budget, compose_soul, inspect_soul
 from toolnexus.integrations import ReadOnlyHomeWarning
 
 
@@ -100,3 +112,29 @@ def test_a_read_only_home_has_no_memory_tool_and_says_so(bundle: Path) -> None:
         ask(aster, "Hello.")
     assert server.requests[0].tool_names == []
     assert server.requests[0].system == compose_soul(bundle)[0]
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_home_with_notes_gets_the_search_tools_and_the_daily_prelude(noted: Path, wire: Any) -> None:
+    with provider_server(wire, scripted(Calls([("memory_search", SEARCH)]), Text("Hamburg"))) as server:
+        assert ask(agent(server, noted, clock=clock), "Where does Mira live?") == "Hamburg"
+    first, second = server.requests
+    assert first.tool_names == RECALL_TOOLS
+    check_prelude(first.system, noted)
+    assert second.system == first.system
+    (found,) = second.tool_results.values()
+    assert found.startswith(HIT)
+    assert found.endswith(DAILY)
+    if wire == "anthropic":  # breakpoints after the stable part and after the notes
+        blocks = first.body["system"]
+        assert blocks[0]["text"] == inspect_soul(noted).parts[0][0]
+        assert blocks[-1]["text"].endswith(DAILY)
+        marked = [index for index, block in enumerate(blocks) if block.get("cache_control")]
+        assert marked == [0, len(blocks) - 1]
+
+
+def test_a_private_profile_gets_no_search_and_no_prelude(noted: Path) -> None:
+    with provider_server("openai", scripted(Text("hi"))) as server:
+        ask(agent(server, noted, clock=clock, profile="group"), "Hello.")
+    assert server.requests[0].tool_names == ["memory"]
+    assert server.requests[0].system == compose_soul(noted, profile="group")[0]

@@ -4,12 +4,26 @@ Chat Completions model, pointed at the loopback OpenAI-compatible server (tracin
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integrations.personas import APPEND, BAD, BAD_REPLY, NOTE, system_of
+from tests.integrations.personas import (
+    APPEND,
+    BAD,
+    BAD_REPLY,
+    DAILY,
+    HIT,
+    NOON,
+    NOTE,
+    RECALL_TOOLS,
+    SEARCH,
+    check_prelude,
+    clock,
+    system_of,
+)
 from tests.support.providers import Calls, ProviderServer, Text, provider_server, scripted
 from toolnexus.agents import Budget, compose_soul
 from toolnexus.integrations import ReadOnlyHomeWarning
@@ -114,3 +128,38 @@ def test_a_read_only_home_has_no_memory_tool_and_says_so(bundle: Path) -> None:
     assert "memory" not in {tool.name for tool in persona.tools}
     assert server.requests[0].tool_names == []
     assert server.requests[0].system == compose_soul(bundle)[0]
+
+
+def test_a_home_with_notes_gets_the_search_tools_and_the_daily_prelude(noted: Path) -> None:
+    with provider_server("openai", scripted(Calls([("memory_search", SEARCH)]), Text("Hamburg"))) as server:
+        persona, aster = agent(server, noted, clock=clock)
+        assert run(aster, "Where does Mira live?") == "Hamburg"
+    first, second = server.requests
+    assert set(RECALL_TOOLS) <= {tool.name for tool in persona.tools}
+    assert first.tool_names == RECALL_TOOLS
+    check_prelude(first.system, noted)
+    assert second.system == first.system
+    (found,) = second.tool_results.values()
+    assert found.startswith(HIT)
+    assert found.endswith(DAILY)
+
+
+def test_a_private_profile_gets_no_search_and_no_prelude(noted: Path) -> None:
+    with provider_server("openai", scripted(Text("hi"))) as server:
+        persona, aster = agent(server, noted, clock=clock, profile="group")
+        run(aster, "Hello.")
+    assert "memory_search" not in {tool.name for tool in persona.tools}
+    assert server.requests[0].tool_names == ["memory"]
+    assert server.requests[0].system == compose_soul(noted, profile="group")[0]
+
+
+def test_the_memory_tool_tells_each_run_the_date_of_its_day(home: Path) -> None:
+    now = [NOON]  # the agent is built, and first run, on 1 December
+    with provider_server("openai", scripted(Text("a"), Text("b"))) as server:
+        _, aster = agent(server, home, clock=lambda: now[0])
+        run(aster, "Hello.")
+        now[0] += timedelta(days=1)
+        run(aster, "Hello again.")
+    said = [request.tools[0]["function"]["description"] for request in server.requests]
+    assert "today is 2026-12-01" in said[0]
+    assert "today is 2026-12-02" in said[1]

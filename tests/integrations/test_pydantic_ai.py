@@ -8,7 +8,19 @@ from typing import Any
 
 import pytest
 
-from tests.integrations.personas import APPEND, BAD, BAD_REPLY, NOTE, system_of
+from tests.integrations.personas import (
+    APPEND,
+    BAD,
+    BAD_REPLY,
+    DAILY,
+    HIT,
+    NOTE,
+    RECALL_TOOLS,
+    SEARCH,
+    check_prelude,
+    clock,
+    system_of,
+)
 from tests.support.providers import Calls, ProviderServer, Text, provider_server, scripted
 from toolnexus.agents import Budget, compose_soul
 from toolnexus.integrations import ReadOnlyHomeWarning
@@ -107,3 +119,24 @@ def test_a_read_only_home_runs_without_the_memory_tool_and_says_so(bundle: Path)
         aster.run_sync("Hello.")
     assert server.requests[0].tool_names == []
     assert server.requests[0].system == compose_soul(bundle)[0]
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_home_with_notes_gets_the_search_tools_and_the_daily_prelude(noted: Path, wire: Any) -> None:
+    with provider_server(wire, scripted(Calls([("memory_search", SEARCH)]), Text("Hamburg"))) as server:
+        agent(server, noted, clock=clock).run_sync("Where does Mira live?")
+    first, second = server.requests
+    assert sorted(first.tool_names) == sorted(RECALL_TOOLS)
+    check_prelude(first.system, noted)
+    assert second.system == first.system
+    (found,) = second.tool_results.values()
+    assert found.startswith(HIT)
+    assert found.endswith(DAILY)
+
+
+def test_a_private_profile_gets_no_search_and_no_prelude(noted: Path) -> None:
+    with provider_server("openai", scripted(Text("hi"))) as server:
+        agent(server, noted, clock=clock, profile="group").run_sync("Hello.")
+    assert server.requests[0].tool_names == ["memory"]
+    assert server.requests[0].system == compose_soul(noted, profile="group")[0]
+    assert DAILY not in (server.requests[0].system or "")

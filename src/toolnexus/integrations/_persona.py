@@ -14,11 +14,14 @@ import errno
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import tzinfo
 from typing import Any
 
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.parts import Soul
 from toolnexus.errors import BootstrapError
+from toolnexus.recall import Clock
+from toolnexus.recall.daily import DEFAULT_DAYS
 from toolnexus.runtime.agent import Agent, agent_from_dir
 from toolnexus.runtime.loop import _run_call
 from toolnexus.runtime.messages import Message, ModelReply, ToolCall, ToolResult, ToolSpec, run_blocking
@@ -66,9 +69,11 @@ async def _no_model(system: str, messages: Sequence[Message], tools: Sequence[To
 class PersonaBase:
     """A persona for a framework: ``home`` is any location ``compose_soul`` accepts (paths, URLs,
     bundles, layers, ``fs=``, ``storage_options=``); ``budget``, ``files`` and ``profile`` narrow
-    every run's soul as in :func:`~toolnexus.agents.agent_from_dir`; ``tools`` are more
-    :class:`~toolnexus.agents.Tool` objects. A home that cannot be written gets no memory tool
-    and a :class:`ReadOnlyHomeWarning` (``memory=False`` asks for none, silently)."""
+    every run's soul as in :func:`~toolnexus.agents.agent_from_dir`, and ``daily_notes``,
+    ``recall``, ``clock`` and ``timezone`` are its too (the last days' notes after the soul;
+    ``memory_search``/``memory_get``); ``tools`` are more :class:`~toolnexus.agents.Tool`
+    objects. A home that cannot be written gets no memory tool and a
+    :class:`ReadOnlyHomeWarning` (``memory=False`` asks for none, silently)."""
 
     def __init__(
         self,
@@ -85,6 +90,10 @@ class PersonaBase:
         files: Iterable[str] | None = None,
         profile: str | None = None,
         skills: bool | Sequence[str] = True,
+        daily_notes: int = DEFAULT_DAYS,
+        recall: bool | None = None,
+        clock: Clock | None = None,
+        timezone: str | tzinfo | None = None,
     ) -> None:
         options: dict[str, Any] = {
             "model": _no_model,
@@ -98,6 +107,10 @@ class PersonaBase:
             "files": files,
             "profile": profile,
             "skills": skills,
+            "daily_notes": daily_notes,
+            "recall": recall,
+            "clock": clock,
+            "timezone": timezone,
         }
         try:
             self.agent: Agent = agent_from_dir(home, memory=memory, **options)

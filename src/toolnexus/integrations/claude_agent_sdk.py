@@ -1,9 +1,9 @@
 """A persona for the Claude Agent SDK: ``Persona(home).claude_agent_options(**more)`` is a
-``ClaudeAgentOptions`` whose ``system_prompt`` is the soul (plus the skill catalog), composed
-when it is called — a session's, since one client keeps its options — and whose in-process MCP
-server ``persona`` serves that session's memory and skill tools (allowed without a prompt, as
-``mcp__persona__memory``…). A failed call is an MCP result with ``isError`` (``is_error`` to
-Claude). Claude Code itself places the prompt cache breakpoints."""
+``ClaudeAgentOptions`` whose ``system_prompt`` is the soul (plus the skill catalog and the daily
+notes), composed when it is called — a session's, since one client keeps its options — and whose
+in-process MCP server ``persona`` serves that session's memory, search and skill tools (allowed
+without a prompt, as ``mcp__persona__memory``…). A failed call is an MCP result with
+``isError`` (``is_error`` to Claude). Claude Code itself places the prompt cache breakpoints."""
 
 from __future__ import annotations
 

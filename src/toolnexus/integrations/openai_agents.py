@@ -4,9 +4,9 @@
 The SDK asks for the instructions before every model call of a run; the first ask of a run
 composes the soul and every later one, and every tool call, gets that same run (the SDK hands one
 ``usage`` object to all of them, which keys it). ``tools`` are fixed when the agent is built, so
-each is a stand-in dispatching to the run's tool of its name (the ``skill`` tool is enabled in
-runs whose home has skills). A failed call answers its ``error: …`` text, as the SDK's own
-function tools answer their failures."""
+each is a stand-in dispatching to the run's tool of its name (``skill`` is enabled in runs whose
+home has skills, ``memory_search`` and ``memory_get`` in runs whose home has notes). A failed
+call answers its ``error: …`` text, as the SDK's own function tools answer their failures."""
 
 from __future__ import annotations
 
@@ -63,11 +63,28 @@ class Persona(PersonaBase):
         async def enabled(context: RunContextWrapper[Any], agent: Any) -> bool:
             return (await self.run_of(context)).tool(name) is not None
 
-        return FunctionTool(
+        return _StandIn(
+            declared,
             name=name,
-            description=declared.description,
             params_json_schema=declared.input_schema,
             on_invoke_tool=invoke,
             strict_json_schema=False,  # the tools' own schemas, as toolnexus's loop declares them
             is_enabled=enabled,
         )
+
+
+class _StandIn(FunctionTool):
+    """A declared tool as the SDK keeps it, whose description is read from the tool each time it
+    is sent: the memory tool's names today's date, which the agent outlives."""
+
+    def __init__(self, declared: ToolSpec, **fields: Any) -> None:
+        self.__dict__["_declared"] = declared
+        super().__init__(description=declared.description, **fields)
+
+    @property
+    def description(self) -> str:
+        return str(self.__dict__["_declared"].description)
+
+    @description.setter
+    def description(self, text: str) -> None:
+        """The SDK's constructor and copies set it; the declared tool's own stays the truth."""

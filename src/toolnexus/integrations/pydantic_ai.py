@@ -1,10 +1,11 @@
 """A persona as a pydantic-ai capability: ``Agent(model, capabilities=[Persona("s3://bucket/aster")])``.
 
 ``for_run`` composes the soul at the start of each run: the run's instructions, the same in every
-request of it. Its toolset holds the memory tool (declared as Anthropic's built-in memory tool on
-Anthropic models), the ``skill`` tool and any ``tools=``; a failed call is a ``ToolFailed``, which
-pydantic-ai returns to the model as a failed tool result (``is_error`` on Anthropic). Anthropic
-models get ``cache_control`` after the tools and after the soul; OpenAI models a
+request of it (the daily notes after the soul). Its toolset holds the memory tool (declared as
+Anthropic's built-in memory tool on Anthropic models), ``memory_search`` and ``memory_get`` when
+the home has notes, the ``skill`` tool and any ``tools=``; a failed call is a ``ToolFailed``,
+which pydantic-ai returns to the model as a failed tool result (``is_error`` on Anthropic).
+Anthropic models get ``cache_control`` after the tools and after the soul; OpenAI models a
 ``prompt_cache_key`` derived from the soul's stable part."""
 
 from __future__ import annotations
