@@ -69,17 +69,17 @@ FULL = Plan(
     appends=25,
     writers=4,
 )
-#: Every row's plumbing in about a minute: smaller files and fleets, short latencies, one
-#: or two rounds where rounds are medians, no cluster. Its timings say little, so it never fails on them.
+#: Every row's plumbing in well under a minute: smaller files and fleets, short latencies, one
+#: round where rounds are medians, no cluster. Its timings say little, so it never fails on them.
 QUICK = Plan(
-    rounds=2,
+    rounds=1,
     local_calls=30,
     huge=64 * MIB,
     bomb=64 * MIB,
     budget_huge=256 * 1024,
     asset=4 * MIB,
-    latency=0.05,
-    fleet_latency=0.1,
+    latency=0.03,
+    fleet_latency=0.06,
     fleet_rounds=1,
     fleet_counts=[10],
     short_latency=0.02,

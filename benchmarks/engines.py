@@ -277,8 +277,14 @@ def _refused_on_an_ignoring_server(s3: S3, writers: int) -> int:
 def _append_from_processes(
     location: str, options: dict[str, Any], writers: int, count: int, *, refusal_expected: bool = False
 ) -> list[int]:
-    """Spawned writers, started at one barrier, each appending ``count`` notes; their exit codes."""
-    context = multiprocessing.get_context("spawn")
+    """Writers started at one barrier, each appending ``count`` notes; their exit codes.
+
+    Each writer is a process of its own, forked from a forkserver that imported this module once
+    (a spawned writer spends most of a second of CPU importing it); the server itself starts no
+    thread or event loop, so obstore's runtime is created in each writer, never forked.
+    """
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
     start = context.Barrier(writers)
     processes = [
         context.Process(target=_writer, args=((location, index, count, refusal_expected), options, start))
@@ -308,5 +314,6 @@ def _writer(job: tuple[str, int, int, bool], options: dict[str, Any], start: Any
     except BootstrapError as refused:
         if not (refusal and "does not enforce conditional writes" in str(refused)):
             raise
-        print(f"writer {index}: refused, as expected: {str(refused).split(' (')[0]}", file=sys.stderr)
+        # One write per line: writers share stderr, and print() writes the newline separately.
+        sys.stderr.write(f"writer {index}: refused, as expected: {str(refused).split(' (')[0]}\n")
         sys.exit(REFUSED)

@@ -25,10 +25,12 @@ from tests.support import (
 _bucket_numbers = itertools.count()
 
 # CI machines are shared and noisy: no per-example deadlines or speed health checks, which would
-# fail on load rather than on a bug. Properties still run their full example counts.
+# fail on load rather than on a bug. The default run tries 50 examples where a property sets no
+# count of its own; `pytest --hypothesis-profile deep` tries 500 (before changing the composer).
 settings.register_profile(
-    "toolnexus", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100
+    "toolnexus", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=50
 )
+settings.register_profile("deep", settings.get_profile("toolnexus"), max_examples=500)
 settings.load_profile("toolnexus")
 
 # Every s3fs filesystem (tests make hundreds, each with skip_instance_cache=True) gets its own botocore

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from anthropic.types import ToolUseBlock
 
 from tests.support.providers import Calls, Text, provider_server, scripted
 from toolnexus.agents import (
@@ -57,6 +56,8 @@ def test_anthropic_tool_result_from_a_dict_or_an_sdk_block(tmp_path: Path) -> No
         "content": "Path must start with /memories, got: /nope",
         "is_error": True,
     }
+    from anthropic.types import ToolUseBlock  # noqa: PLC0415  (the SDK: only this test needs it)
+
     sdk_block = ToolUseBlock(
         type="tool_use", id="toolu_2", name="memory", input={"command": "view", "path": "/memories"}
     )

@@ -1,7 +1,8 @@
 """Usage errors, -V, ``help COMMAND``, shell completion, ``--json`` everywhere.
 
 The command runs in-process; completion is exercised through the shells
-themselves (bash's ``complete``, fish's ``complete -C``, zsh's completion function).
+themselves (bash's ``complete``, fish's ``complete -C``, zsh's completion function), and its
+answers for every command from the entry point in-process, as the script calls it.
 """
 
 from __future__ import annotations
@@ -79,36 +80,35 @@ def bash_complete(*lines: str) -> list[str]:
 
 
 def test_bash_completion_is_registered_and_answers_from_the_parser() -> None:
-    registered, *answers = bash_complete(
-        "toolnexus ",
-        "toolnexus so",
-        "toolnexus soul --j",
-        "toolnexus bundle home out.x --format t",
-        "toolnexus memory /tmp/aster ",
-        "toolnexus ask home hi --provider a",
-        "toolnexus help b",
-        "toolnexus completion ",
-        "toolnexus soul ",
-    )
+    registered, *answers = bash_complete("toolnexus ", "toolnexus soul --j", "toolnexus soul ")
     assert registered == "complete -o default -F _toolnexus toolnexus"
     assert answers == [
         " ".join(COMMANDS),
-        "soul",
         "--json",
-        "tar tar.gz tgz tar.bz2 tbz2 tar.xz txz",
-        "view append replace remove search",
-        "anthropic",
-        "bundle",
-        "bash zsh fish",
         "",  # a location: bash falls back to file names (-o default)
     ]
+    # The other answers, from the same entry point the script calls (see ``complete``).
+    assert complete("so") == "soul"
+    assert complete("bundle", "home", "out.x", "--format", "t") == "tar tar.gz tgz tar.bz2 tbz2 tar.xz txz"
+    assert complete("memory", "/tmp/aster", "") == "view append replace remove search"
+    assert complete("ask", "home", "hi", "--provider", "a") == "anthropic"
+    assert complete("help", "b") == "bundle"
+    assert complete("completion", "") == "bash zsh fish"
+
+
+def complete(*words: str) -> str:
+    """What bash's ``_toolnexus`` puts in ``COMPREPLY`` (joined by spaces) for ``toolnexus WORDS``,
+    from the command's entry function in-process with the variable the script sets: one line a
+    candidate, empty lines dropped by bash's word splitting. The script itself runs in bash in
+    ``test_bash_completion_is_registered_and_answers_from_the_parser``."""
+    result = run(*words, env={**ENV, "_TOOLNEXUS_COMPLETE": "bash"})
+    return " ".join(line for line in result.stdout.split("\n") if line)
 
 
 def test_completion_offers_every_flag_each_help_lists() -> None:
-    """Completion and ``--help`` come from one parser; the shell sees exactly what help lists."""
-    _registered, *answers = bash_complete(*(f"toolnexus {command} -" for command in COMMANDS))
-    for command, answer in zip(COMMANDS, answers, strict=True):
-        assert set(answer.split()) == help_flags(command), command
+    """Completion and ``--help`` come from one parser: completion offers exactly what help lists."""
+    for command in COMMANDS:
+        assert set(complete(command, "-").split()) == help_flags(command), command
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")

@@ -4,7 +4,8 @@ and CONTRIBUTING.md ("Runnable documentation"); provider blocks run in ``test_pr
 
 Python blocks run on their own, as a reader would paste them into a fresh interpreter, in a scratch
 folder holding ``examples`` (see ``conftest.py``). Console blocks run in bash in a scratch clone, with
-the installed ``toolnexus`` first on PATH; the paths a page shows under ``/tmp/`` are mapped to the
+the installed ``toolnexus`` first on PATH (a command list's plain ``toolnexus …`` lines, whose output
+is not compared, by the entry function in-process); the paths a page shows under ``/tmp/`` are mapped to the
 scratch folder (``/tmp/toolnexus`` is the clone). A ``toolnexus bundle HOME s3://…`` line of a
 command list must write the bundle of HOME's files (the object is removed first).
 """
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.cli import run
 from tests.support.snippets import MARKERS, ROOT, Snippet, claims, commands, snippets, steps
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
 from toolnexus.soul.bundling import bundle_bytes
@@ -94,6 +96,20 @@ def replay(block: Snippet, clone: Path) -> None:
         assert result.stdout == shown.replace("/tmp/", scratch), command
 
 
+#: A command list's line that is the command alone (no shell syntax): run by its entry function
+#: in-process (``tests.support.cli.run``), since only its exit status is checked; transcripts,
+#: whose output is compared, and every other line run in bash with the installed command.
+PLAIN_COMMAND = re.compile(r"toolnexus(?: [^\s|;&<>`$()*?\\'\"~\[\]{}!#]+)*")
+
+
+def run_line(line: str, clone: Path) -> subprocess.CompletedProcess[str]:
+    """One line of a command list, in ``clone``; stdout and stderr as one (for the message)."""
+    if PLAIN_COMMAND.fullmatch(line):
+        result = run(*line.split()[1:], cwd=clone)
+        return subprocess.CompletedProcess(result.args, result.returncode, result.stdout + result.stderr)
+    return shell(line, clone)
+
+
 def run_commands(block: Snippet, clone: Path, endpoint_url: str | None = None) -> None:
     """Run a command list: every line succeeds; a bundle written to S3 is the bundle of its home."""
     lines = commands(block.code)
@@ -106,7 +122,7 @@ def run_commands(block: Snippet, clone: Path, endpoint_url: str | None = None) -
             fs = s3fs.S3FileSystem(endpoint_url=endpoint_url, skip_instance_cache=True)
             if fs.exists(bundle[2]):
                 fs.rm(bundle[2])
-        result = shell(line, clone)
+        result = run_line(line, clone)
         assert result.returncode == 0, (line, result.stdout)
         if bundle and endpoint_url:
             home = clone / bundle[1]

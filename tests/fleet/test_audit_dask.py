@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import distributed  # the test extra installs dask[distributed]: never skipped
 import pytest
 
 from tests.support import Hold, MotoServer, ProxyRequest, S3Proxy, make_bucket, s3_storage_options
@@ -30,6 +29,8 @@ BUCKET = "audit-dask"
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     """Two single-threaded worker processes: as small as a real cluster gets."""
+    import distributed  # noqa: PLC0415  (the test extra installs it: never skipped; not at collection)
+
     with (
         distributed.LocalCluster(
             n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None, memory_limit="1GiB"

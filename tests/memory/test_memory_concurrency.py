@@ -10,7 +10,6 @@ write) are in tests/memory/test_memory_atomic.py; these tests add real contentio
 from __future__ import annotations
 
 import collections
-import multiprocessing
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ import pytest
 
 from tests.support.homes import Home, make_home
 from tests.support.memory_workers import append_notes
+from tests.support.store_workers import writer_context, writer_process
 from toolnexus.agents import MemoryTool
 from toolnexus.stores.fsspec import S3Store
 
@@ -99,15 +99,14 @@ def test_threads_on_one_home(
     )
 
 
-@pytest.mark.slow  # spawns processes, each importing the library
+@pytest.mark.slow  # starts processes
 def test_processes_on_one_local_home(
     request: pytest.FixtureRequest, record_property: Any, sizes: Sizes
 ) -> None:
     home = make_home("local", request)
-    context = multiprocessing.get_context("spawn")
-    start = context.Barrier(sizes.processes)
+    start = writer_context().Barrier(sizes.processes)
     processes = [
-        context.Process(target=append_notes, args=(home.location, writer, sizes.appends, start))
+        writer_process(append_notes, home.location, writer, sizes.appends, start)
         for writer in range(sizes.processes)
     ]
     for process in processes:
@@ -118,7 +117,7 @@ def test_processes_on_one_local_home(
     assert [process.exitcode for process in processes] == [0] * sizes.processes
     _check(
         home,
-        "local, spawned processes",
+        "local, writer processes",
         started,
         writers=sizes.processes,
         appends=sizes.appends,

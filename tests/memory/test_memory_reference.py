@@ -26,8 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
-from anthropic.lib.tools._beta_functions import ToolError
 
 from toolnexus.agents import memory_tool
 
@@ -202,13 +200,18 @@ def _entries(listing: str) -> tuple[str, dict[str, str]]:
 
 class Reference:
     def __init__(self, base: Path) -> None:
+        # The SDK (seconds of imports) is loaded by the tests that run, not at collection.
+        from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool  # noqa: PLC0415
+        from anthropic.lib.tools._beta_functions import ToolError  # noqa: PLC0415
+
         self.tool = BetaLocalFilesystemMemoryTool(base_path=str(base))
+        self.tool_error = ToolError
         self.root = base / "memories"
 
     def call(self, arguments: dict[str, Any]) -> tuple[str, bool]:
         try:
             return str(self.tool.call(arguments)), False
-        except ToolError as error:
+        except self.tool_error as error:
             return str(error), True
         except Exception as error:  # what the SDK's tool runner reports as an error
             return f"<{type(error).__name__}: {error}>", True

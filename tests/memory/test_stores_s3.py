@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import collections
 import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +13,7 @@ import fsspec
 import pytest
 
 from tests.support import MotoServer, S3Proxy, s3_storage_options
+from tests.support.cli import run
 from tests.support.homes import Home, s3_home
 from tests.support.store_workers import append_from_processes, appends_per_process, report_figure
 from toolnexus.agents import BootstrapError, compose_soul, memory_tool
@@ -135,12 +135,9 @@ def test_a_filesystem_without_conditions_is_refused_unless_single_writer() -> No
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "toolnexus", "memory", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    return run("memory", *args)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(360)  # spawned writers on a loaded 2-core machine; a hang guard, not a bound
 def test_cli_takes_options_after_the_action_and_single_writer(ignoring: Home, proxy: S3Proxy) -> None:
     endpoint = f"endpoint_url={proxy.endpoint_url}"
     refused = _cli(ignoring.location, "append", "- from the shell", "-o", endpoint)

@@ -1,4 +1,5 @@
-"""Entry point for writer processes in the memory concurrency tests (spawned, so kept importable)."""
+"""Entry point for writer processes in the memory concurrency tests (kept importable: they start from a
+forkserver, see ``store_workers.writer_context``)."""
 
 from __future__ import annotations
 
