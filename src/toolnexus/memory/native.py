@@ -155,7 +155,11 @@ class NativeMemory:
             if refusal is not None:
                 return refusal
             exists = _exists(path.given)
-            return self.topics.update(relative, _absent_only(plan, exists), snapshot, NATIVE, None)
+
+            def create(current: bytes | None) -> Change:  # create never overwrites
+                return Change(None, exists) if current is not None else plan(current)
+
+            return self.topics.update(relative, create, snapshot, NATIVE, None)
         if snapshot.is_folder(relative):
             return _not_a_file(path)
         if relative not in snapshot.files:
@@ -216,15 +220,6 @@ class NativeMemory:
         if outcome == "missing":
             return NATIVE.error(f"The path {old.given} does not exist")
         return ToolReply(f"Successfully renamed {old.given} to {new.given}")
-
-
-def _absent_only(plan: Plan, exists: ToolReply) -> Plan:
-    """``plan``, but only for a file that does not exist yet (create never overwrites)."""
-
-    def create(current: bytes | None) -> Change:
-        return Change(None, exists) if current is not None else plan(current)
-
-    return create
 
 
 def _moves(old: str, new: str, files: Mapping[str, int]) -> list[tuple[str, str]]:

@@ -41,7 +41,8 @@ from toolnexus.recall import (
     memory_index,
     recall_tools,
 )
-from toolnexus.recall.daily import recent_days, today_description
+from toolnexus.recall.daily import recent_days
+from toolnexus.recall.daily import today_description as daily_description
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 from toolnexus.stores.base import MEMORY_FILE, MemoryStore, Plan
 
@@ -192,10 +193,6 @@ def _topic_listing(files: Mapping[str, int], folder: str) -> str:
     return "\n".join([f"{head}{sum(files.values())} of {MAX_TOTAL_BYTES} bytes):", *lines])
 
 
-#: The paragraph that tells the model today's date (``daily_description(day, timezone)``).
-daily_description = today_description
-
-
 def _private_refusal(arguments: Mapping[str, Any], today: str, native: bool) -> ToolReply | None:
     """In a group, subagent or cron session: only adding to today's note is allowed."""
     command = arguments.get("command")
@@ -215,9 +212,7 @@ def _private_refusal(arguments: Mapping[str, Any], today: str, native: bool) -> 
 
 class MemoryTool:
     """The ``memory`` tool for one persona home: declare it to the model (``openai_tool(memory)``,
-    ``anthropic_tool(memory)``) and run each call it makes with ``tool(**arguments)`` (or ``await
-    acall(**arguments)``). ``max_view_chars`` bounds a native ``view``, cut at a whole line.
-    ``today`` says what day it is (today's daily note, and the date in :attr:`description`);
+    ``anthropic_tool(memory)``) and run each call with ``tool(**arguments)`` or ``acall``.
     ``private=True`` is the tool of a group, subagent or cron session (see :meth:`for_profile`)."""
 
     name = "memory"
@@ -300,10 +295,8 @@ class MemoryTool:
         return copy.deepcopy(INPUT_SCHEMA if self.user_store is not None else MEMORY_ONLY_SCHEMA)
 
     def tool(self, /, **arguments: Any) -> ToolReply:
-        """Run one call as the model made it (either command set): the :class:`ToolReply` to send
-        back. Storage failures raise ``PermissionError`` or ``BootstrapError`` naming the file; a
-        symlinked file, a path through a symlink (or a file where a folder should be) is an error
-        reply the model can act on, not an exception."""
+        """Run one call as the model made it (either command set). Storage failures raise, but a
+        symlinked file or a file where a folder should be is an error reply the model can act on."""
         try:
             return self._dispatch(arguments)
         except BootstrapError as error:
@@ -401,15 +394,11 @@ def memory_tool(
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
-    ``user=False`` restricts it to MEMORY.md. A home that cannot be written fails now (a bundle or
-    read-only filesystem: :class:`BootstrapError` saying why); a layered persona writes to its top
-    layer. Edits are never reported "ok" if another writer could silently undo them: object-store
-    edits are compare-and-swaps on a server checked to enforce them, another fsspec filesystem is
-    refused, unless ``single_writer=True`` (your word that only this process writes the home).
-    ``engine="obstore"`` writes with obstore's own conditional puts (the
-    same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused.
-    ``clock`` (zero arguments, an aware ``datetime``) and ``timezone`` (an IANA name or
-    ``tzinfo``; default UTC) say which day's note is today's."""
+    ``user=False`` restricts it to MEMORY.md. A home that cannot be written fails now
+    (:class:`BootstrapError` saying why). Edits are never reported "ok" if another writer could
+    silently undo them: a filesystem without checked compare-and-swap is refused unless
+    ``single_writer=True`` (your word that only this process writes the home). ``clock`` and
+    ``timezone`` (default UTC) say which day's note is today's."""
     today = Today(clock, timezone)  # a bad clock or zone fails before any I/O
     source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)
     store = source.writer(MEMORY_FILE, single_writer=single_writer)

@@ -1,15 +1,7 @@
-"""Topic files: the home's ``memory/`` folder, over the same stores as MEMORY.md.
-
-A topic file is written exactly as MEMORY.md is — the atomic write, the compare-and-swap and the
-probe of its home's store — through ``store.file("memory/<path>")``. What a folder adds is
-checked here against a fresh listing before each write: the name rules and the limits of
-:mod:`.paths`, and that a file and a folder never share a name. Between two writers in
-different processes the file-count and total-size limits are checked, not locked: each may
-overshoot by the one write it was making.
-
-A folder is deleted or renamed file by file (object stores have no folders): a reader in between
-sees part of it moved, never a file lost.
-"""
+"""Topic files: the home's ``memory/`` folder, written exactly as MEMORY.md is (through
+``store.file("memory/<path>")``). The name rules and limits of :mod:`.paths` are checked against a
+fresh listing before each write, not locked: two writers may each overshoot by one write. A folder
+is deleted or renamed file by file (object stores have no folders): never a file lost."""
 
 from __future__ import annotations
 
@@ -126,8 +118,7 @@ class Topics:
 
     def remove(self, relatives: Iterable[str]) -> bool:
         """Delete each file; whether any was there."""
-        removed = [self.store(relative).remove() for relative in relatives]
-        return any(removed)
+        return any([self.store(relative).remove() for relative in relatives])  # a list: remove all
 
     def rename(self, moves: Iterable[tuple[str, str]]) -> Moved:
         """Move each file in turn; the first that cannot move stops the rest."""
