@@ -1,10 +1,6 @@
-"""Anthropic's built-in memory tool, spoken natively by :class:`MemoryTool`: the commands Claude is
-trained on, over ``/memories``, each reply leading with the reference implementation's exact
-sentence (:mod:`.reference`), then toolnexus's advice where useful.
-
-``/memories`` holds MEMORY.md, USER.md (unless ``user=False``) and the topic files. MEMORY.md and
-USER.md are part of the soul, so they always exist: ``create`` writes an empty one, ``delete``
-empties it, ``rename`` is refused."""
+"""Anthropic's built-in memory commands over ``/memories``, each reply leading with the reference
+implementation's exact sentence (:mod:`.reference`). MEMORY.md and USER.md are part of the soul,
+so they always exist: ``create`` writes an empty one, ``delete`` empties it, ``rename`` is refused."""
 
 from __future__ import annotations
 

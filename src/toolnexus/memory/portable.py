@@ -1,10 +1,7 @@
-"""``memory_tool``: the opt-in tool that lets a persona keep notes in its own home — MEMORY.md
-(what it has learned), USER.md (who its user is) and topic files in ``memory/``.
-
-One tool, ``memory``: a ``command`` (view / append / replace / remove, after Letta's core memory)
-on a ``target`` (``"memory"``, ``"user"``) or a topic ``file``, or Anthropic's built-in memory
-commands (:mod:`.native`). A mistake the model can fix is a :class:`ToolReply` with ``is_error``;
-storage failures raise. Each read-plan-write is indivisible on its store (:mod:`toolnexus.stores`)."""
+"""``memory_tool``: the opt-in tool that lets a persona keep notes in its own home — MEMORY.md,
+USER.md and topic files in ``memory/`` — with portable commands (view / append / replace /
+remove, after Letta's core memory) or Anthropic's built-in ones (:mod:`.native`). A mistake the
+model can fix is an error :class:`ToolReply`; storage failures raise."""
 
 from __future__ import annotations
 
@@ -278,13 +275,11 @@ class MemoryTool:
             self._index.lister = lambda: [f"memory/{path}" for path in topics.snapshot().files]
         return self._index
 
-    def tools(
-        self, profile: str | None = None, *, recall: bool = True, private: bool = False
-    ) -> tuple[Any, ...]:
+    def tools(self, profile: str | None = None, *, recall: bool = True) -> tuple[Any, ...]:
         """The tools for a loop of your own or a framework: this one, then ``memory_search`` and
-        ``memory_get`` (``recall=False``: none); for a private profile (or ``private=True``), only
-        the tool that adds to today's note."""
-        tool = self.for_profile("group" if private else profile)
+        ``memory_get`` (``recall=False``: none); for a private profile, only this one (see
+        :meth:`for_profile`)."""
+        tool = self.for_profile(profile)
         if tool.private or not recall:
             return (tool,)
         return (tool, *recall_tools(self.index()))

@@ -41,32 +41,26 @@ class Snapshot:
                 return "/".join(parts[:depth])
         return None
 
-    def total(self) -> int:
-        return sum(self.files.values())
-
 
 class Topics:
     """The topic files of the home that ``store`` (MEMORY.md's) belongs to."""
 
     def __init__(self, store: MemoryStore) -> None:
-        self._base = store
+        self._folder = cast(FolderStore, store)
         #: Whether the store reaches other files (every built-in store does).
         self.supported = all(callable(getattr(store, method, None)) for method in _FOLDER_METHODS)
-
-    def _folder_store(self) -> FolderStore:
-        return cast(FolderStore, self._base)
 
     def snapshot(self) -> Snapshot:
         if not self.supported:
             return Snapshot({})
         prefix = f"{FOLDER}/"
-        listed = self._folder_store().listing(FOLDER)
+        listed = self._folder.listing(FOLDER)
         return Snapshot(
             {path[len(prefix) :]: size for path, size in listed.items() if path.startswith(prefix)}
         )
 
     def store(self, relative: str) -> FolderStore:
-        return self._folder_store().file(f"{FOLDER}/{relative}")
+        return self._folder.file(f"{FOLDER}/{relative}")
 
     def refusal(
         self, parts: tuple[str, ...], snapshot: Snapshot, shown: str, voice: Voice
@@ -94,11 +88,9 @@ class Topics:
     def update(
         self, relative: str, plan: Plan, snapshot: Snapshot, voice: Voice, missing: ToolReply | None
     ) -> ToolReply:
-        """Run ``plan`` on a topic file, refusing to grow all topic files past the total limit.
-
-        ``missing`` is the reply when the file turns out to be absent (``None``: create it).
-        """
-        others = snapshot.total() - snapshot.files.get(relative, 0)
+        """Run ``plan`` on a topic file, refusing to grow all topic files past the total limit;
+        ``missing`` is the reply when the file turns out to be absent (``None``: create it)."""
+        others = sum(snapshot.files.values()) - snapshot.files.get(relative, 0)
 
         def bounded(current: bytes | None) -> Change:
             if current is None and missing is not None:

@@ -194,7 +194,7 @@ class Agent:
             wanted = self.has_notes()
         search = bool(wanted) and not private
         if self.memory is not None:
-            memory = self.memory.tools(private=private, recall=search)
+            memory = self.memory.tools(profile if profile is not None else self.profile, recall=search)
         else:
             memory = recall_tools(self._index()) if search else ()
         skill = (skills.tool(),) if skills is not None and skills.prompt() else ()
