@@ -11,7 +11,6 @@ import errno
 import os
 from collections.abc import Mapping
 from datetime import date, tzinfo
-from functools import partial
 from typing import Any
 
 from toolnexus._reply import ToolReply
@@ -42,7 +41,7 @@ from toolnexus.recall import (
 from toolnexus.recall.daily import recent_days
 from toolnexus.recall.daily import today_description as daily_description
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
-from toolnexus.stores.base import MEMORY_FILE, MemoryStore
+from toolnexus.stores.base import MEMORY_FILE, MemoryStore, Plan
 
 #: ``target`` → the file it edits.
 TARGETS = {"memory": MEMORY_FILE, "user": USER_FILE}
@@ -142,10 +141,8 @@ def _describe(fields: tuple[str, ...]) -> str:
     return " and ".join(repr(field) for field in fields) if fields else "no other fields"
 
 
-def _edit(arguments: Mapping[str, Any], name: str, text: str) -> tuple[str | None, str]:
-    """Apply one command to the text: ``(new text, reply)``, or ``(None, error text)``; pure, as
-    its plan re-runs after a write conflict."""
-    command = str(arguments["command"])
+def _edit(command: str, text: str, arguments: Mapping[str, Any], name: str) -> tuple[str | None, str]:
+    """Apply one command to the text: ``(new text, reply)``, or ``(None, error text)``."""
     if command == "append":
         note = str(arguments["content"]).rstrip("\r\n")
         separator = "" if not text or text.endswith(("\n", "\r")) else "\n"
@@ -165,6 +162,12 @@ def _edit(arguments: Mapping[str, Any], name: str, text: str) -> tuple[str | Non
         return text[:start] + str(arguments["new"]) + text[end:], "ok: replaced"
     whole_line = (start == 0 or text[start - 1] == "\n") and text[end : end + 1] == "\n"
     return text[:start] + text[end + 1 if whole_line else end :], "ok: removed"
+
+
+def _plan(arguments: Mapping[str, Any], name: str = MEMORY_FILE) -> Plan:
+    """The edit as a pure function of the file's bytes; re-run as is after a write conflict."""
+    command = str(arguments["command"])
+    return plan_edit(name, lambda text: _edit(command, text, arguments, name))
 
 
 def _view(current: bytes | None, name: str) -> str:
@@ -328,7 +331,7 @@ class MemoryTool:
         store = self.stores[name]
         if arguments["command"] == "view":
             return ToolReply(_view(store.read(), name))
-        return ToolReply.of(store.update(plan_edit(name, partial(_edit, arguments, name))).reply)
+        return ToolReply.of(store.update(_plan(arguments, name)).reply)
 
     def _topic(self, file: str, arguments: Mapping[str, Any]) -> ToolReply:
         """A portable command on a topic file (``file`` is its path below ``memory/``)."""
@@ -352,7 +355,7 @@ class MemoryTool:
             return PORTABLE.error(
                 f"{relative or file!r} is a folder; 'file' names a topic file in it, like projects/aster.md."
             )
-        plan = plan_edit(relative, partial(_edit, arguments, relative))
+        plan = _plan(arguments, relative)
         if relative in snapshot.files:
             gone = PORTABLE.error(f"{relative} does not exist (it was just deleted); nothing was changed.")
             return topics.update(relative, plan, snapshot, PORTABLE, None if command == "append" else gone)
