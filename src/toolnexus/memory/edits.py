@@ -1,8 +1,5 @@
-"""The pure half of every memory edit: decode the bytes read, apply an edit, check the cap.
-
-Both command sets build their :data:`Plan` here, so the cap, the UTF-8 rule and the "nothing
-changed" reply are written once; a :class:`Voice` says how each set words its replies. A plan may
-run again after a write conflict, so everything here is a pure function of the bytes."""
+"""The pure half of every memory edit, shared by both command sets: decode the bytes read, apply
+an edit, check the cap. A plan may run again after a write conflict, so all here is pure."""
 
 from __future__ import annotations
 
@@ -19,9 +16,8 @@ Edit = Callable[[str], tuple[str | None, str]]
 
 @dataclass(frozen=True, slots=True)
 class Voice:
-    """How a command set words the replies made here: the prefix of its errors (the native set's,
-    as the reference's, have none), the commands that condense notes, whether an edit reports the
-    bytes used, and what to do when no new topic file can be made."""
+    """How a command set words the replies made here (the native set's errors, as the
+    reference's, have no prefix)."""
 
     error_prefix: str
     condense: str

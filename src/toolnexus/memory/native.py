@@ -1,10 +1,6 @@
-"""Anthropic's built-in memory tool, spoken natively by :class:`MemoryTool`: the commands Claude is
-trained on, over ``/memories``, each reply leading with the reference implementation's exact
-sentence (:mod:`.reference`), then toolnexus's advice where useful.
-
-``/memories`` holds MEMORY.md, USER.md (unless ``user=False``) and the topic files. MEMORY.md and
-USER.md are part of the soul, so they always exist: ``create`` writes an empty one, ``delete``
-empties it, ``rename`` is refused."""
+"""Anthropic's built-in memory commands over ``/memories``, each reply leading with the reference
+implementation's exact sentence (:mod:`.reference`). MEMORY.md and USER.md are part of the soul,
+so they always exist: ``create`` writes an empty one, ``delete`` empties it, ``rename`` is refused."""
 
 from __future__ import annotations
 
@@ -155,7 +151,11 @@ class NativeMemory:
             if refusal is not None:
                 return refusal
             exists = _exists(path.given)
-            return self.topics.update(relative, _absent_only(plan, exists), snapshot, NATIVE, None)
+
+            def create(current: bytes | None) -> Change:  # create never overwrites
+                return Change(None, exists) if current is not None else plan(current)
+
+            return self.topics.update(relative, create, snapshot, NATIVE, None)
         if snapshot.is_folder(relative):
             return _not_a_file(path)
         if relative not in snapshot.files:
@@ -216,15 +216,6 @@ class NativeMemory:
         if outcome == "missing":
             return NATIVE.error(f"The path {old.given} does not exist")
         return ToolReply(f"Successfully renamed {old.given} to {new.given}")
-
-
-def _absent_only(plan: Plan, exists: ToolReply) -> Plan:
-    """``plan``, but only for a file that does not exist yet (create never overwrites)."""
-
-    def create(current: bytes | None) -> Change:
-        return Change(None, exists) if current is not None else plan(current)
-
-    return create
 
 
 def _moves(old: str, new: str, files: Mapping[str, int]) -> list[tuple[str, str]]:

@@ -1,10 +1,7 @@
-"""Where a ``/memories`` path lives in the home, and the rules a topic file's name must follow.
-
+"""Where a ``/memories`` path lives in the home, and the rules a topic file's name must follow:
 ``/memories/MEMORY.md`` and ``/memories/USER.md`` are the home's own files (in the soul); any other
-``/memories/<path>.md`` is a *topic file* in the home's ``memory/`` folder, read through the tool,
-never in the soul. Names are segments of ``[A-Za-z0-9._-]`` (not starting with ``.``), the last
-ending in ``.md``, at most :data:`MAX_DEPTH` deep, without ``.``, ``..`` or ``\\``; the files are
-bounded in count and size. Each refusal says what to do instead."""
+``/memories/<path>.md`` is a *topic file* in ``memory/``, read only through the tool. Each refusal
+says what to do instead."""
 
 from __future__ import annotations
 

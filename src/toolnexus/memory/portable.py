@@ -1,10 +1,7 @@
-"""``memory_tool``: the opt-in tool that lets a persona keep notes in its own home — MEMORY.md
-(what it has learned), USER.md (who its user is) and topic files in ``memory/``.
-
-One tool, ``memory``: a ``command`` (view / append / replace / remove, after Letta's core memory)
-on a ``target`` (``"memory"``, ``"user"``) or a topic ``file``, or Anthropic's built-in memory
-commands (:mod:`.native`). A mistake the model can fix is a :class:`ToolReply` with ``is_error``;
-storage failures raise. Each read-plan-write is indivisible on its store (:mod:`toolnexus.stores`)."""
+"""``memory_tool``: the opt-in tool that lets a persona keep notes in its own home — MEMORY.md,
+USER.md and topic files in ``memory/`` — with portable commands (view / append / replace /
+remove, after Letta's core memory) or Anthropic's built-in ones (:mod:`.native`). A mistake the
+model can fix is an error :class:`ToolReply`; storage failures raise."""
 
 from __future__ import annotations
 
@@ -41,7 +38,8 @@ from toolnexus.recall import (
     memory_index,
     recall_tools,
 )
-from toolnexus.recall.daily import recent_days, today_description
+from toolnexus.recall.daily import recent_days
+from toolnexus.recall.daily import today_description as daily_description
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 from toolnexus.stores.base import MEMORY_FILE, MemoryStore, Plan
 
@@ -192,10 +190,6 @@ def _topic_listing(files: Mapping[str, int], folder: str) -> str:
     return "\n".join([f"{head}{sum(files.values())} of {MAX_TOTAL_BYTES} bytes):", *lines])
 
 
-#: The paragraph that tells the model today's date (``daily_description(day, timezone)``).
-daily_description = today_description
-
-
 def _private_refusal(arguments: Mapping[str, Any], today: str, native: bool) -> ToolReply | None:
     """In a group, subagent or cron session: only adding to today's note is allowed."""
     command = arguments.get("command")
@@ -215,9 +209,7 @@ def _private_refusal(arguments: Mapping[str, Any], today: str, native: bool) -> 
 
 class MemoryTool:
     """The ``memory`` tool for one persona home: declare it to the model (``openai_tool(memory)``,
-    ``anthropic_tool(memory)``) and run each call it makes with ``tool(**arguments)`` (or ``await
-    acall(**arguments)``). ``max_view_chars`` bounds a native ``view``, cut at a whole line.
-    ``today`` says what day it is (today's daily note, and the date in :attr:`description`);
+    ``anthropic_tool(memory)``) and run each call with ``tool(**arguments)`` or ``acall``.
     ``private=True`` is the tool of a group, subagent or cron session (see :meth:`for_profile`)."""
 
     name = "memory"
@@ -283,13 +275,11 @@ class MemoryTool:
             self._index.lister = lambda: [f"memory/{path}" for path in topics.snapshot().files]
         return self._index
 
-    def tools(
-        self, profile: str | None = None, *, recall: bool = True, private: bool = False
-    ) -> tuple[Any, ...]:
+    def tools(self, profile: str | None = None, *, recall: bool = True) -> tuple[Any, ...]:
         """The tools for a loop of your own or a framework: this one, then ``memory_search`` and
-        ``memory_get`` (``recall=False``: none); for a private profile (or ``private=True``), only
-        the tool that adds to today's note."""
-        tool = self.for_profile("group" if private else profile)
+        ``memory_get`` (``recall=False``: none); for a private profile, only this one (see
+        :meth:`for_profile`)."""
+        tool = self.for_profile(profile)
         if tool.private or not recall:
             return (tool,)
         return (tool, *recall_tools(self.index()))
@@ -300,10 +290,8 @@ class MemoryTool:
         return copy.deepcopy(INPUT_SCHEMA if self.user_store is not None else MEMORY_ONLY_SCHEMA)
 
     def tool(self, /, **arguments: Any) -> ToolReply:
-        """Run one call as the model made it (either command set): the :class:`ToolReply` to send
-        back. Storage failures raise ``PermissionError`` or ``BootstrapError`` naming the file; a
-        symlinked file, a path through a symlink (or a file where a folder should be) is an error
-        reply the model can act on, not an exception."""
+        """Run one call as the model made it (either command set). Storage failures raise, but a
+        symlinked file or a file where a folder should be is an error reply the model can act on."""
         try:
             return self._dispatch(arguments)
         except BootstrapError as error:
@@ -401,15 +389,11 @@ def memory_tool(
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``.
 
-    ``user=False`` restricts it to MEMORY.md. A home that cannot be written fails now (a bundle or
-    read-only filesystem: :class:`BootstrapError` saying why); a layered persona writes to its top
-    layer. Edits are never reported "ok" if another writer could silently undo them: object-store
-    edits are compare-and-swaps on a server checked to enforce them, another fsspec filesystem is
-    refused, unless ``single_writer=True`` (your word that only this process writes the home).
-    ``engine="obstore"`` writes with obstore's own conditional puts (the
-    same probe first); obstore's fsspec adapter as ``fs=`` alone has none, and is refused.
-    ``clock`` (zero arguments, an aware ``datetime``) and ``timezone`` (an IANA name or
-    ``tzinfo``; default UTC) say which day's note is today's."""
+    ``user=False`` restricts it to MEMORY.md. A home that cannot be written fails now
+    (:class:`BootstrapError` saying why). Edits are never reported "ok" if another writer could
+    silently undo them: a filesystem without checked compare-and-swap is refused unless
+    ``single_writer=True`` (your word that only this process writes the home). ``clock`` and
+    ``timezone`` (default UTC) say which day's note is today's."""
     today = Today(clock, timezone)  # a bad clock or zone fails before any I/O
     source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)
     store = source.writer(MEMORY_FILE, single_writer=single_writer)

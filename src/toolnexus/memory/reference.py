@@ -5,6 +5,7 @@ two things: a view longer than ``max_chars`` is cut at a whole line (saying how 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -113,10 +114,8 @@ def replace(text: str, old: str, new: str, path: str, max_chars: int) -> tuple[s
     if count == 0:
         return None, f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}."
     if count > 1:
-        lines, position = [], text.find(old)
-        while position != -1:
-            lines.append(text[:position].count("\n") + 1)
-            position = text.find(old, position + 1)
+        starts = (match.start() for match in re.finditer(f"(?={re.escape(old)})", text))  # overlapping
+        lines = [text.count("\n", 0, start) + 1 for start in starts]
         return None, (
             f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: "
             f"{', '.join(map(str, lines))}. Please ensure it is unique"

@@ -1,15 +1,7 @@
-"""Topic files: the home's ``memory/`` folder, over the same stores as MEMORY.md.
-
-A topic file is written exactly as MEMORY.md is — the atomic write, the compare-and-swap and the
-probe of its home's store — through ``store.file("memory/<path>")``. What a folder adds is
-checked here against a fresh listing before each write: the name rules and the limits of
-:mod:`.paths`, and that a file and a folder never share a name. Between two writers in
-different processes the file-count and total-size limits are checked, not locked: each may
-overshoot by the one write it was making.
-
-A folder is deleted or renamed file by file (object stores have no folders): a reader in between
-sees part of it moved, never a file lost.
-"""
+"""Topic files: the home's ``memory/`` folder, written exactly as MEMORY.md is (through
+``store.file("memory/<path>")``). The name rules and limits of :mod:`.paths` are checked against a
+fresh listing before each write, not locked: two writers may each overshoot by one write. A folder
+is deleted or renamed file by file (object stores have no folders): never a file lost."""
 
 from __future__ import annotations
 
@@ -49,32 +41,26 @@ class Snapshot:
                 return "/".join(parts[:depth])
         return None
 
-    def total(self) -> int:
-        return sum(self.files.values())
-
 
 class Topics:
     """The topic files of the home that ``store`` (MEMORY.md's) belongs to."""
 
     def __init__(self, store: MemoryStore) -> None:
-        self._base = store
+        self._folder = cast(FolderStore, store)
         #: Whether the store reaches other files (every built-in store does).
         self.supported = all(callable(getattr(store, method, None)) for method in _FOLDER_METHODS)
-
-    def _folder_store(self) -> FolderStore:
-        return cast(FolderStore, self._base)
 
     def snapshot(self) -> Snapshot:
         if not self.supported:
             return Snapshot({})
         prefix = f"{FOLDER}/"
-        listed = self._folder_store().listing(FOLDER)
+        listed = self._folder.listing(FOLDER)
         return Snapshot(
             {path[len(prefix) :]: size for path, size in listed.items() if path.startswith(prefix)}
         )
 
     def store(self, relative: str) -> FolderStore:
-        return self._folder_store().file(f"{FOLDER}/{relative}")
+        return self._folder.file(f"{FOLDER}/{relative}")
 
     def refusal(
         self, parts: tuple[str, ...], snapshot: Snapshot, shown: str, voice: Voice
@@ -102,11 +88,9 @@ class Topics:
     def update(
         self, relative: str, plan: Plan, snapshot: Snapshot, voice: Voice, missing: ToolReply | None
     ) -> ToolReply:
-        """Run ``plan`` on a topic file, refusing to grow all topic files past the total limit.
-
-        ``missing`` is the reply when the file turns out to be absent (``None``: create it).
-        """
-        others = snapshot.total() - snapshot.files.get(relative, 0)
+        """Run ``plan`` on a topic file, refusing to grow all topic files past the total limit;
+        ``missing`` is the reply when the file turns out to be absent (``None``: create it)."""
+        others = sum(snapshot.files.values()) - snapshot.files.get(relative, 0)
 
         def bounded(current: bytes | None) -> Change:
             if current is None and missing is not None:
@@ -126,8 +110,7 @@ class Topics:
 
     def remove(self, relatives: Iterable[str]) -> bool:
         """Delete each file; whether any was there."""
-        removed = [self.store(relative).remove() for relative in relatives]
-        return any(removed)
+        return any([self.store(relative).remove() for relative in relatives])  # a list: remove all
 
     def rename(self, moves: Iterable[tuple[str, str]]) -> Moved:
         """Move each file in turn; the first that cannot move stops the rest."""

@@ -97,8 +97,6 @@ class Agent:
         description: str,
         tools: Sequence[ToolSpec] = (),
         memory: MemoryTool | None = None,
-        storage_options: Mapping[str, Any] | None = None,
-        fs: Any = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         budget: Budget | None = None,
         files: Iterable[str] | None = None,
@@ -130,12 +128,12 @@ class Agent:
             raise ValueError(
                 f"two tools are named {', '.join(map(repr, duplicates))}; tool names must be unique"
             )
-        self.storage_options, self.fs, self.max_turns = storage_options, fs, max_turns
+        self.max_turns = max_turns
         #: What every session's soul is fitted to, and the bootstrap names it is composed from.
         self.budget, self.names = checked_budget(budget), select_names(files, profile)
         self.profile = profile
         #: The home, resolved once: every session composes from this very source.
-        self.source: SourceBase = resolve(home, storage_options=storage_options, fs=fs)
+        self.source: SourceBase = resolve(home)
         self._said_uncacheable = False
         self._memory_index: Any = None
         #: Which skills sessions offer: every one (``True``), none, or those named.
@@ -169,9 +167,8 @@ class Agent:
         if profile is None:  # a light heartbeat's soul says nothing of the agent's usual prefix
             self._check_cacheable(soul)
         tools = await asyncio.to_thread(self.session_tools, profile, found_skills)
-        # The catalog, then the daily notes, each its own part after the soul: a provider
-        # breakpoint at the end of the system prompt covers them, the soul's stable prefix is
-        # untouched, and what changes most (the notes) comes last.
+        # The catalog, then the daily notes (what changes most), each a part after the soul:
+        # the soul's stable prefix stays cacheable.
         extra = [text for text in (found_skills.prompt(), prelude) if text]
         if not extra:
             return Session(self.model, soul, found, tools, self.max_turns)
@@ -187,19 +184,16 @@ class Agent:
     def session_tools(
         self, profile: str | None = None, skills: SkillSet | None = None, *, recall: bool | None = None
     ) -> tuple[ToolSpec, ...]:
-        """The tools a session of ``profile`` offers, in order: the memory tool (for ``group``,
-        ``subagent`` and ``cron`` one that only adds to today's daily note), ``memory_search``
-        and ``memory_get`` (when :attr:`recall` allows and the profile is not private), the
-        agent's own tools, then ``skills``' tool if it holds any. The one place a persona's
-        tools are assembled: sessions and framework integrations call it. Blocking (with
-        ``recall=None`` it lists the home's ``memory/`` folder)."""
+        """The tools a session of ``profile`` offers, in order: memory, recall (unless private),
+        the agent's own, then ``skills``' tool. The one place a persona's tools are assembled
+        (sessions and framework integrations call it); blocking."""
         private = self._private(profile)
         wanted = self.recall if recall is None else recall
         if wanted is None and not private:
             wanted = self.has_notes()
         search = bool(wanted) and not private
         if self.memory is not None:
-            memory = self.memory.tools(private=private, recall=search)
+            memory = self.memory.tools(profile if profile is not None else self.profile, recall=search)
         else:
             memory = recall_tools(self._index()) if search else ()
         skill = (skills.tool(),) if skills is not None and skills.prompt() else ()
@@ -311,18 +305,12 @@ def agent_from_dir(
 ) -> Agent:
     """An agent for the persona whose home is ``home`` — any location ``compose_soul`` accepts.
 
-    ``model`` is an :class:`~toolnexus.agents.OpenAIChatModel`, an
-    :class:`~toolnexus.agents.AnthropicModel` or any ``async (system, messages, tools)`` callable;
-    ``name`` defaults to the home's last path component. ``memory=True`` wires the memory tool, so
-    the home must be writable, checked here (a bundle raises :class:`BootstrapError`: pass
-    ``memory=False``). The home is resolved once, here, for the memory tool and every session;
-    each session composes the soul when it starts, from ``files`` or the ``profile``'s files,
-    fitted to ``budget`` (as :func:`compose_soul`). ``skills`` (all, ``False`` for none, or a list
-    of names): each session puts their catalog after the soul and offers the ``skill`` tool.
-    ``daily_notes`` (days; 0 for none) of daily notes follow, bounded; ``recall`` offers
-    ``memory_search`` and ``memory_get`` (``None``: when the home has topic or daily files);
-    ``clock`` and ``timezone`` (default UTC) say what day it is. ``group``, ``subagent`` and
-    ``cron`` sessions get neither, and a memory tool that only adds to today's note."""
+    ``model`` is a model adapter or any ``async (system, messages, tools)`` callable. The home is
+    resolved once, here; ``memory=True`` needs it writable (a bundle raises :class:`BootstrapError`:
+    pass ``memory=False``). Each session composes the soul when it starts (``files``, ``profile``,
+    ``budget`` as :func:`compose_soul`), then the ``skills`` catalog and ``daily_notes`` days of
+    notes; ``recall`` offers ``memory_search``/``memory_get`` (``None``: when the home has notes).
+    ``group``, ``subagent`` and ``cron`` sessions get a memory tool that only adds to today's note."""
     checked_budget(budget), select_names(files, profile)  # bad arguments fail before any I/O
     today = Today(clock, timezone)
     persona = name or _home_name(home)
