@@ -19,17 +19,21 @@ import math
 import os
 import re
 import sqlite3
+import stat
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, tzinfo
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from toolnexus._fs import local_files, stat_validator
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.recall.chunking import WORD, chunks
 from toolnexus.recall.daily import Clock, Today
 from toolnexus.sources import DEFAULT_ENGINE, NotModified, SourceBase, resolve
+from toolnexus.sources.local import RACY_SECONDS, LocalSource
 
 __all__ = ["Embed", "Hit", "MemoryIndex", "memory_index", "memory_path"]
 
@@ -42,6 +46,8 @@ CANDIDATES = 500
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
 _FORMAT = "toolnexus-recall-2"
+#: The wall clock file timestamps are compared with (a seam for benchmarks that age files).
+_now = time.time
 _DATED = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})(?:-[^/]*)?\.md$")
 _TOP_FILES = ("MEMORY.md", "USER.md")
 _SCHEMA = """
@@ -185,50 +191,104 @@ class MemoryIndex:
             if entry.data is not None and path.endswith(".md")
         }
 
-    def current(self) -> tuple[dict[str, str], dict[str, str]]:
-        """The memory files' texts now, and the validators (ETags) that prove them next time.
+    def current(self) -> tuple[set[str], dict[str, str], dict[str, str]]:
+        """What the home holds now: every memory file's path, the texts of those that may have
+        changed since the index last saw them (all of them when nothing can tell), and the
+        validators that prove them next time.
 
-        With a ``lister`` (the memory tool's listing, no bodies), the files are revalidated by
-        the source's ``changed_since``: on an object store, conditional GETs, 304 for each
-        unchanged file. A source that cannot tell for files below ``memory/`` (a local folder
-        answers for its top level only) is read whole from then on."""
+        A local folder is revalidated by stats (one walk, no reads), a file younger than
+        :data:`RACY_SECONDS` re-read each time. With a ``lister`` (the memory tool's listing, no
+        bodies), another home is revalidated by the source's ``changed_since``: on an object
+        store, conditional GETs, 304 for each unchanged file. A source that cannot tell for
+        files below ``memory/`` is read whole from then on."""
+        if isinstance(self.source, LocalSource) and os.path.isdir(self.source.root):
+            return self._by_stats(self.source)
         if self.lister is None or not self._validating:
-            return self.read_home(), {}
+            texts = self.read_home()
+            return set(texts), texts, {}
         listed = sorted({*_TOP_FILES, *(path for path in self.lister() if path.endswith(".md"))})
-        with self._lock:
-            rows = self.db.execute("SELECT path, text, validator FROM recall_files").fetchall()
-        stored = {path: (text, validator) for path, text, validator in rows}
-        since = _Since({path: tag for path, (_, tag) in stored.items() if tag is not None})
+        stored = self._validators()
+        since = _Since({path: tag for path, tag in stored.items() if tag is not None})
         changes = self.source.changed_since(since, listed, MAX_BOOTSTRAP_FILE_BYTES)
         kept = listed if isinstance(changes, NotModified) else changes.kept
-        texts = {path: stored[path][0] for path in kept if path in stored}
-        tags = {path: str(stored[path][1]) for path in texts if stored[path][1] is not None}
+        present = {path for path in kept if stored.get(path) is not None}
+        texts: dict[str, str] = {}
+        tags = {path: str(stored[path]) for path in present}
         if not isinstance(changes, NotModified):
             for path, fresh in changes.read.items():
                 texts[path] = fresh.data.decode("utf-8-sig", "replace")
+                present.add(path)
                 if isinstance(fresh.validator, str):
                     tags[path] = fresh.validator
-        if any(path.startswith("memory/") and path not in texts for path in listed):
+        if any(path.startswith("memory/") and path not in present for path in listed):
             self._validating = False  # nested names unseen (or one vanished): read it all
-            return self.read_home(), {}
-        return texts, tags
+            whole = self.read_home()
+            return set(whole), whole, {}
+        return present, texts, tags
+
+    def _by_stats(self, source: LocalSource) -> tuple[set[str], dict[str, str], dict[str, str]]:
+        """The files whose stat is not the one stored beside their text are read (only those):
+        the walk is the one ``read_folder`` makes, so the names are the ones it would read."""
+        root, trusted_before_ns = source.root, int((_now() - RACY_SECONDS) * 1e9)
+        stats: dict[str, str | None] = {}
+        for name in _TOP_FILES:
+            try:
+                info = os.stat(os.path.join(root, name), follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                stats[name] = None  # the read says what is wrong
+                continue
+            regular = stat.S_ISREG(info.st_mode)
+            stats[name] = _stat_tag(info, trusted_before_ns) if regular else None
+        for path, dir_fd, name in local_files(root, "memory"):
+            if path.endswith(".md"):
+                try:
+                    stats[path] = _stat_tag(
+                        os.stat(name, dir_fd=dir_fd, follow_symlinks=False), trusted_before_ns
+                    )
+                except FileNotFoundError:
+                    continue
+        stored = self._validators()
+        stale = {path for path, tag in stats.items() if tag is None or stored.get(path) != tag}
+        texts = {}
+        if stale:
+            top = [name for name in _TOP_FILES if name in stale]
+            found = dict(source.read_entries(top, MAX_BOOTSTRAP_FILE_BYTES).entries) if top else {}
+            if len(stale) > len(top):
+                wanted = {path.removeprefix("memory/") for path in stale}
+                found.update(
+                    source.read_folder("memory", MAX_BOOTSTRAP_FILE_BYTES, match=wanted.__contains__).entries
+                )
+            texts = {
+                path: entry.data.decode("utf-8-sig", "replace")
+                for path, entry in found.items()
+                if entry.data is not None and path.endswith(".md")
+            }
+        present = (set(stats) - stale) | set(texts)
+        tags = {path: tag for path in present if (tag := stats.get(path)) is not None}
+        return present, texts, tags
+
+    def _validators(self) -> dict[str, str | None]:
+        with self._lock:
+            return dict(self.db.execute("SELECT path, validator FROM recall_files").fetchall())
 
     def refresh(self) -> None:
         """Re-index what changed since the last refresh, by any process (content digests)."""
-        current, tags = self.current()
+        present, current, tags = self.current()
         digests = {path: _digest(text) for path, text in current.items()}
         with self._lock:
             stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
-            if stored == digests:
-                self._keep_validators(tags)
-                return
             changed = [path for path, digest in digests.items() if stored.get(path) != digest]
+            if not changed and set(stored) <= present:
+                self._keep_validators(tags, digests)
+                return
             rows = [(path, *chunk) for path in changed for chunk in _chunk_rows(current[path])]
             vectors = self._vectors([row[3] for row in rows])
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
-                for path in set(stored) - set(digests) | set(changed):
+                for path in set(stored) - present | set(changed):
                     self._drop(path)
                 for (path, first, last, body), vector in zip(rows, vectors, strict=True):
                     cursor = self.db.execute(
@@ -245,16 +305,19 @@ class MemoryIndex:
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
-            self._keep_validators(tags)
+            self._keep_validators(tags, digests)
 
-    def _keep_validators(self, tags: Mapping[str, str]) -> None:
-        """Record each file's validator, unless its row changed meanwhile (by its digest)."""
-        if not tags:
-            return
-        rows = self.db.execute("SELECT path, validator FROM recall_files").fetchall()
-        stale = [(tag, path) for path, old in rows if (tag := tags.get(path)) is not None and tag != old]
+    def _keep_validators(self, tags: Mapping[str, str], digests: Mapping[str, str]) -> None:
+        """Record the validator of each file read, unless its row changed meanwhile (by its
+        digest): a validator is only ever stored beside the text it proves."""
+        rows = self.db.execute("SELECT path, validator FROM recall_files").fetchall() if digests else []
+        stale = [
+            (tag, path, digests[path])
+            for path, old in rows
+            if path in digests and (tag := tags.get(path)) is not None and tag != old
+        ]
         if stale:
-            self.db.executemany("UPDATE recall_files SET validator = ? WHERE path = ?", stale)
+            self.db.executemany("UPDATE recall_files SET validator = ? WHERE path = ? AND digest = ?", stale)
 
     def _drop(self, path: str) -> None:
         ids = [row[0] for row in self.db.execute("SELECT id FROM recall_chunks WHERE path = ?", (path,))]
@@ -356,6 +419,11 @@ class _Since(NamedTuple):
 
     validators: Mapping[str, Hashable | None]
     tag: Hashable | None = None
+
+
+def _stat_tag(info: os.stat_result, trusted_before_ns: int) -> str | None:
+    tag = stat_validator(info, trusted_before_ns)
+    return None if tag is None else f"stat:{tag!r}"
 
 
 def _digest(text: str) -> str:
