@@ -113,6 +113,8 @@ class MemoryIndex:
     ) -> None:
         #: The memory files' paths without their bodies (see :meth:`current`), if known.
         self.lister, self._validating = lister, True
+        #: ``(PRAGMA data_version, {path: validator})`` as last read (see :meth:`_validators`).
+        self._known: tuple[int, dict[str, str | None]] | None = None
         self.source, self.today, self.embed = source, today, embed
         #: Whether an unusable index file means an index in memory instead (the default path).
         self.cache_fallback = cache_fallback
@@ -204,8 +206,8 @@ class MemoryIndex:
         if isinstance(self.source, LocalSource) and os.path.isdir(self.source.root):
             return self._by_stats(self.source)
         if self.lister is None or not self._validating:
-            texts = self.read_home()
-            return set(texts), texts, {}
+            home = self.read_home()
+            return set(home), home, {}
         listed = sorted({*_TOP_FILES, *(path for path in self.lister() if path.endswith(".md"))})
         stored = self._validators()
         since = _Since({path: tag for path, tag in stored.items() if tag is not None})
@@ -270,14 +272,22 @@ class MemoryIndex:
         return present, texts, tags
 
     def _validators(self) -> dict[str, str | None]:
+        """Each indexed file's validator, read again only after another connection's commit."""
         with self._lock:
-            return dict(self.db.execute("SELECT path, validator FROM recall_files").fetchall())
+            version = self.db.execute("PRAGMA data_version").fetchone()[0]
+            if self._known is None or self._known[0] != version:
+                rows = self.db.execute("SELECT path, validator FROM recall_files").fetchall()
+                self._known = (version, dict(rows))
+            return self._known[1]
 
     def refresh(self) -> None:
         """Re-index what changed since the last refresh, by any process (content digests)."""
         present, current, tags = self.current()
+        if not current and present == set(self._validators()):
+            return  # nothing read, nothing gone: the rows stand as they are
         digests = {path: _digest(text) for path, text in current.items()}
         with self._lock:
+            self._known = None  # our own writes do not change data_version
             stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
             changed = [path for path, digest in digests.items() if stored.get(path) != digest]
             if not changed and set(stored) <= present:
@@ -341,22 +351,20 @@ class MemoryIndex:
         words = [w.lower() for w in WORD.findall(query)]
         if not words or k < 1:
             return []
-        with self._lock:
-            keyword = self._keyword(words)
-            vector = self._semantic(query) if self.embed is not None else {}
-            ids = sorted(set(keyword) | set(vector))
-            rows = {
-                row[0]: row[1:]
-                for start in range(0, len(ids), 500)
-                for row in self.db.execute(
-                    "SELECT id, path, first, last, body FROM recall_chunks WHERE id IN "
-                    f"({','.join('?' * len(ids[start : start + 500]))})",
-                    ids[start : start + 500],
-                )
-            }
         today = self.today()
+        with self._lock:
+            self.db.execute("BEGIN")  # one snapshot: the bodies fetched below are the chunks scored
+            try:
+                return self._ranked(query, words, k, today)
+            finally:
+                self.db.execute("COMMIT")
+
+    def _ranked(self, query: str, words: list[str], k: int, today: date) -> list[Hit]:
+        keyword = self._keyword(words)
+        vector = self._semantic(query) if self.embed is not None else {}
+        rows = self._rows("id, path, first, last", sorted(set(keyword) | set(vector)))
         scored = []
-        for chunk_id, (path, first, last, body) in rows.items():
+        for chunk_id, path, first, last in rows:
             relevance = keyword.get(chunk_id, 0.0)
             if self.embed is not None:
                 relevance = VECTOR_WEIGHT * vector.get(chunk_id, 0.0) + (1 - VECTOR_WEIGHT) * relevance
@@ -370,9 +378,22 @@ class MemoryIndex:
                 except ValueError:
                     age = 0
                 relevance *= 0.5 + 0.5 * math.pow(0.5, age / HALF_LIFE_DAYS)
-            scored.append((round(relevance, 6), path, body, first, last))
+            scored.append((round(relevance, 6), path, chunk_id, first, last))
         scored.sort(key=lambda row: (-row[0], row[1], row[3]))
-        return _mmr(scored[: k * 10], k)  # MMR among the best: the rest could not be picked anyway
+        best = scored[: k * 10]  # MMR among the best: the rest could not be picked anyway
+        bodies = dict(self._rows("id, body", [row[2] for row in best]))
+        return _mmr([(score, path, bodies[i], first, last) for score, path, i, first, last in best], k)
+
+    def _rows(self, columns: str, ids: list[int]) -> list[tuple[Any, ...]]:
+        """``columns`` of the chunks ``ids``, in batches below SQLite's variable limit."""
+        return [
+            row
+            for batch in (ids[start : start + 500] for start in range(0, len(ids), 500))
+            for row in self.db.execute(
+                f"SELECT {columns} FROM recall_chunks WHERE id IN ({','.join('?' * len(batch))})",
+                batch,
+            )
+        ]
 
     def _keyword(self, words: list[str]) -> dict[int, float]:
         match = " OR ".join(f'"{w}"' for w in words)
@@ -444,17 +465,17 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
 def _mmr(scored: list[tuple[float, str, str, int, int]], k: int) -> list[Hit]:
     """Maximal marginal relevance: each pick trades relevance against likeness to those picked."""
     sets = [set(WORD.findall(row[2].lower())) for row in scored]
+    like = [0.0] * len(scored)  # each one's likeness to the closest pick so far
     picked: list[int] = []
     left = list(range(len(scored)))
     while left and len(picked) < k:
-
-        def value(i: int) -> float:
-            like = max((len(sets[i] & sets[j]) / (len(sets[i] | sets[j]) or 1) for j in picked), default=0.0)
-            return LAMBDA * scored[i][0] - (1 - LAMBDA) * like
-
-        choice = max(left, key=value)
+        choice = max(left, key=lambda i: LAMBDA * scored[i][0] - (1 - LAMBDA) * like[i])
         picked.append(choice)
         left.remove(choice)
+        chosen = sets[choice]
+        for i in left:
+            shared = len(sets[i] & chosen)
+            like[i] = max(like[i], shared / ((len(sets[i]) + len(chosen) - shared) or 1))
     return [
         Hit(path, first, last, round(score, 4), body[:SNIPPET_CHARS])
         for score, path, body, first, last in (scored[i] for i in picked)
