@@ -188,7 +188,9 @@ def _count_reads(index: Any, question: str) -> int:
 def target_recall_s3(s3: S3, work: Path, days: int) -> Row:
     """The memory tool's index on S3: a refresh of an unchanged home is a listing and 304s."""
     facts = generate(work / "recall-s3", days, seed=11)
-    files = {str(p.relative_to(work / "recall-s3")): p.read_bytes() for p in (work / "recall-s3").rglob("*.md")}
+    files = {
+        str(p.relative_to(work / "recall-s3")): p.read_bytes() for p in (work / "recall-s3").rglob("*.md")
+    }
     s3.put({f"recall/{name}": data for name, data in files.items()})
     tool = memory_tool(f"s3://{BUCKET}/recall", storage_options=s3.options())
     search = tool.tools()[1]
