@@ -371,18 +371,26 @@ class MemoryIndex:
             relevance += NAME_BONUS * sum(w in path.lower() for w in words) / len(words)
             if relevance < MIN_SCORE:
                 continue
-            dated = _DATED.search(path)
-            if dated:
-                try:
-                    age = max((today - date.fromisoformat(dated.group(1))).days, 0)
-                except ValueError:
-                    age = 0
-                relevance *= 0.5 + 0.5 * math.pow(0.5, age / HALF_LIFE_DAYS)
+            day = _day(path)
+            if day is not None:
+                relevance *= 0.5 + 0.5 * math.pow(0.5, max((today - day).days, 0) / HALF_LIFE_DAYS)
             scored.append((round(relevance, 6), path, chunk_id, first, last))
         scored.sort(key=lambda row: (-row[0], row[1], row[3]))
         best = scored[: k * 10]  # MMR among the best: the rest could not be picked anyway
         bodies = dict(self._rows("id, body", [row[2] for row in best]))
-        return _mmr([(score, path, bodies[i], first, last) for score, path, i, first, last in best], k)
+        rows, matters = _newest_first(
+            [(score, path, bodies[i], first, last) for score, path, i, first, last in best], set(words)
+        )
+        picked = _mmr(rows, k)
+        for matter in {matters[i] for i in picked} - {None}:  # MMR's trade-off never puts an older note first
+            slots = [n for n, i in enumerate(picked) if matters[i] == matter]
+            newest = sorted((picked[n] for n in slots), key=lambda i: rows[i][1], reverse=True)
+            for n, i in zip(slots, newest, strict=True):
+                picked[n] = i
+        return [
+            Hit(path, first, last, round(score, 4), body[:SNIPPET_CHARS])
+            for score, path, body, first, last in (rows[i] for i in picked)
+        ]
 
     def _rows(self, columns: str, ids: list[int]) -> list[tuple[Any, ...]]:
         """``columns`` of the chunks ``ids``, in batches below SQLite's variable limit."""
@@ -447,6 +455,10 @@ def _stat_tag(info: os.stat_result, trusted_before_ns: int) -> str | None:
     return None if tag is None else f"stat:{tag!r}"
 
 
+#: A candidate: its score, path, body and line range.
+_Scored = tuple[float, str, str, int, int]
+
+
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
@@ -462,7 +474,51 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-def _mmr(scored: list[tuple[float, str, str, int, int]], k: int) -> list[Hit]:
+def _day(path: str) -> date | None:
+    """The day of a dated note (``memory/2026-11-30.md``, ``-slug`` too), else ``None``."""
+    dated = _DATED.search(path)
+    try:
+        return date.fromisoformat(dated.group(1)) if dated else None
+    except ValueError:
+        return None
+
+
+def _newest_first(
+    scored: list[_Scored], words: set[str]
+) -> tuple[list[_Scored], list[frozenset[str] | None]]:
+    """Of the dated notes with a line holding the most query words any line holds (the same
+    words), a newer one ranks at least as high as an older one, and above it: the newer note on
+    the matter supersedes the older however old both are (recency flattens after a few months).
+    Each one's matter (those words) is returned beside it; ``None`` for the others."""
+    days = [_day(row[1]) for row in scored]
+    covers = [_line_cover(row[2], words) for row in scored]
+    most = max(map(len, covers), default=0)
+    matters = [
+        cover if day is not None and len(cover) == most > 0 else None
+        for cover, day in zip(covers, days, strict=True)
+    ]
+    lifted = []
+    for i, row in enumerate(scored):
+        score, day = row[0], days[i]
+        if matters[i] is not None and day is not None:
+            for j, other in enumerate(scored):
+                older = days[j]
+                if older is not None and older < day and matters[j] == matters[i]:
+                    score = max(score, other[0])
+        lifted.append(score)
+    ordinal = [day.toordinal() if day else 0 for day in days]
+    order = sorted(range(len(scored)), key=lambda i: (-lifted[i], -ordinal[i], scored[i][1], scored[i][3]))
+    return [(lifted[i], *scored[i][1:]) for i in order], [matters[i] for i in order]
+
+
+def _line_cover(body: str, words: set[str]) -> frozenset[str]:
+    """The most query words one line holds: what a note says about the matter, not words that
+    happen to share its day."""
+    lines = (words.intersection(WORD.findall(line.lower())) for line in body.splitlines())
+    return frozenset(max(lines, key=len, default=()))
+
+
+def _mmr(scored: list[_Scored], k: int) -> list[int]:
     """Maximal marginal relevance: each pick trades relevance against likeness to those picked."""
     sets = [set(WORD.findall(row[2].lower())) for row in scored]
     like = [0.0] * len(scored)  # each one's likeness to the closest pick so far
@@ -476,10 +532,7 @@ def _mmr(scored: list[tuple[float, str, str, int, int]], k: int) -> list[Hit]:
         for i in left:
             shared = len(sets[i] & chosen)
             like[i] = max(like[i], shared / ((len(sets[i]) + len(chosen) - shared) or 1))
-    return [
-        Hit(path, first, last, round(score, 4), body[:SNIPPET_CHARS])
-        for score, path, body, first, last in (scored[i] for i in picked)
-    ]
+    return picked
 
 
 def memory_index(
