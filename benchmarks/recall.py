@@ -48,7 +48,7 @@ class Fact:
 
 
 def generate(home: Path, days: int, seed: int = 7) -> list[Fact]:
-    """``days`` daily notes ending on :data:`TODAY`, about 2.7 facts each (one in seven a later
+    """``days`` daily notes ending on :data:`TODAY`, about 3.3 facts each (one in seven a later
     change of an earlier fact), among filler lines that name other people."""
     rng = random.Random(seed)
     people = sorted({(rng.choice(_SYLLABLES) + rng.choice(_SYLLABLES)).title() for _ in range(days)})
@@ -60,7 +60,7 @@ def generate(home: Path, days: int, seed: int = 7) -> list[Fact]:
         day = TODAY - timedelta(days=days - 1 - offset)
         name = f"memory/{day}.md"
         lines = [f"# {day}", ""]
-        for _ in range(rng.choice((2, 3, 3))):
+        for _ in range(rng.choice((3, 3, 4))):
             old = [fact for fact in facts if fact.notes[-1] < name]
             if old and rng.random() < 1 / 7:
                 fact = rng.choice(old)
