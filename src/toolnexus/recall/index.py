@@ -115,6 +115,8 @@ class MemoryIndex:
         self.lister, self._validating = lister, True
         #: ``(PRAGMA data_version, {path: validator})`` as last read (see :meth:`_validators`).
         self._known: tuple[int, dict[str, str | None]] | None = None
+        #: The raw stats known to equal those validators (cleared with them).
+        self._confirmed: dict[str, tuple[int, ...]] = {}
         self.source, self.today, self.embed = source, today, embed
         #: Whether an unusable index file means an index in memory instead (the default path).
         self.cache_fallback = cache_fallback
@@ -243,15 +245,21 @@ class MemoryIndex:
                 continue
             regular = stat.S_ISREG(info.st_mode)
             stats[name] = _stat_tag(info, trusted_before_ns) if regular else None
+        stored = self._validators()
+        confirmed = self._confirmed  # stats already matched with ``stored``: no string to make
         for path, dir_fd, name in local_files(root, "memory"):
             if path.endswith(".md"):
                 try:
-                    stats[path] = _stat_tag(
-                        os.stat(name, dir_fd=dir_fd, follow_symlinks=False), trusted_before_ns
-                    )
+                    info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
                 except FileNotFoundError:
                     continue
-        stored = self._validators()
+                raw = (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+                if confirmed.get(path) == raw and max(raw[3], raw[4]) < trusted_before_ns:
+                    stats[path] = stored[path]
+                elif (tag := _stat_tag(info, trusted_before_ns)) is not None and stored.get(path) == tag:
+                    stats[path], confirmed[path] = tag, raw
+                else:
+                    stats[path] = tag
         stale = {path for path, tag in stats.items() if tag is None or stored.get(path) != tag}
         texts = {}
         if stale:
@@ -277,7 +285,7 @@ class MemoryIndex:
             version = self.db.execute("PRAGMA data_version").fetchone()[0]
             if self._known is None or self._known[0] != version:
                 rows = self.db.execute("SELECT path, validator FROM recall_files").fetchall()
-                self._known = (version, dict(rows))
+                self._known, self._confirmed = (version, dict(rows)), {}
             return self._known[1]
 
     def refresh(self) -> None:
@@ -287,7 +295,7 @@ class MemoryIndex:
             return  # nothing read, nothing gone: the rows stand as they are
         digests = {path: _digest(text) for path, text in current.items()}
         with self._lock:
-            self._known = None  # our own writes do not change data_version
+            self._known, self._confirmed = None, {}  # our own writes do not change data_version
             stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
             changed = [path for path, digest in digests.items() if stored.get(path) != digest]
             if not changed and set(stored) <= present:
