@@ -3,12 +3,13 @@
 SQLite FTS5 BM25 over line-aligned chunks (:mod:`.chunking`), a bonus for query words in the file
 name, optional vectors from an ``embed`` callable merged with BM25 (0.7 vector, 0.3 keyword), then
 recency for dated notes (applied after the minimum relevance, so an old only answer is never
-hidden) and MMR. The index is a cache *outside* the home (an SQLite file under the user's cache
-folder, or ``:memory:``): each search reads the home through its source (or, given a listing,
-revalidates each file by its ETag: 304s, no bodies) and re-indexes only the files whose content
-changed, inside one write transaction, so another process's edit is found by
-the next search and processes may share the file. A file that is not an index of ours, or is
-damaged, is rebuilt, never trusted. Nothing here writes to the home.
+hidden), the newest note first on the same matter, and MMR. The index is a cache *outside* the
+home (an SQLite file under the user's cache folder, or ``:memory:``): each search revalidates the
+home (a local folder by stats, another given a listing by ETags: 304s, no bodies; else it reads it
+through its source) and re-indexes only the files whose content changed, inside one write
+transaction, so another process's edit is found by the next search and processes may share the
+file. A file that is not an index of ours, or is damaged, is rebuilt, never trusted. Nothing here
+writes to the home.
 """
 
 from __future__ import annotations
