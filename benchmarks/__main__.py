@@ -18,7 +18,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks import audit, budgets, cache, engines, fleet, layers, local, prompt_cache, remote, skills
+from benchmarks import (
+    audit,
+    budgets,
+    cache,
+    engines,
+    fleet,
+    layers,
+    local,
+    prompt_cache,
+    recall,
+    remote,
+    skills,
+)
 from benchmarks.harness import MIB, Row, exit_status, table, write_json
 from benchmarks.plot import plot_headlines, plot_scaling
 from benchmarks.servers import S3, s3_environment
@@ -134,10 +146,20 @@ def run_skills(plan: Plan, work: Path, s3: S3) -> list[Row]:
     return rows + skills.target_skills_s3(s3, plan.rounds, plan.latency)
 
 
+def run_recall(plan: Plan, work: Path, s3: S3) -> list[Row]:
+    days = 730 if plan.full else 60
+    step(f"recall: {days} daily notes, local and on S3")
+    rows = recall.target_recall_local(work, days, 200 if plan.full else 20)
+    return [*rows, recall.target_recall_s3(s3, work, days if plan.full else 10)]
+
+
 def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dict[str, object]]:
     if only == "skills":
         with s3_environment() as s3:
             return run_skills(plan, work, s3), {}
+    if only == "recall":
+        with s3_environment() as s3:
+            return run_recall(plan, work, s3), {}
     if only == "budgets":
         step("budgets")
         return budgets.targets(work, plan.rounds, plan.local_calls, huge=plan.budget_huge), {}
@@ -176,6 +198,7 @@ def run(plan: Plan, work: Path, only: str | None = None) -> tuple[list[Row], dic
         step("cache: S3")
         rows += cache.target_cache_s3(s3, plan.rounds, plan.latency)
         rows += run_skills(plan, work, s3)
+        rows += run_recall(plan, work, s3)
         step(f"fleet: {', '.join(map(str, plan.fleet_counts))} personas through s3fs")
         rows += fleet.target_fleet(
             s3, plan.fleet_rounds, plan.fleet_latency, plan.fleet_counts, quick=not plan.full
@@ -196,9 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where to write")
     parser.add_argument(
         "--only",
-        choices=["budgets", "prompt-cache", "engines", "audit", "audit-local", "skills"],
+        choices=["budgets", "prompt-cache", "engines", "audit", "audit-local", "skills", "recall"],
         help="run one group: the budget rows, the prompt-cache rows, the obstore engine's rows "
-        "(with the memory edits), the audit rows, the local audit row alone, or the skills rows",
+        "(with the memory edits), the audit rows, the local audit row alone, the skills rows "
+        "or the recall rows",
     )
     args = parser.parse_args(argv)
     logging.getLogger("toolnexus").setLevel(logging.ERROR)  # truncation warnings are expected here

@@ -16,11 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import toolnexus.recall.index as recall_index
 from tests.support.files import zip_bytes
 from tests.support.homes import Home, make_home
 from toolnexus.agents import memory_index, memory_tool
 from toolnexus.recall import MAX_GET_CHARS, chunks
 from toolnexus.recall.index import default_index_path
+from toolnexus.sources.local import RACY_SECONDS
 
 
 @pytest.fixture(autouse=True)
@@ -114,8 +116,21 @@ _EDITS = st.lists(
 
 @pytest.mark.slow
 @settings(max_examples=20)
-@given(_EDITS)
-def test_the_kept_index_equals_a_rebuild_after_any_edits(edits: list[tuple[str, str, str]]) -> None:
+@given(_EDITS, st.booleans())
+def test_the_kept_index_equals_a_rebuild_after_any_edits(
+    edits: list[tuple[str, str, str]], later: bool
+) -> None:
+    """``later``: the index's clock past the racy window, so files are revalidated by their stats."""
+    real = recall_index._now
+    if later:
+        recall_index._now = lambda: real() + RACY_SECONDS + 1
+    try:
+        _edit_then_compare(edits)
+    finally:
+        recall_index._now = real
+
+
+def _edit_then_compare(edits: list[tuple[str, str, str]]) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch) / "aster"
         home.mkdir()

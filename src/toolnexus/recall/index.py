@@ -3,12 +3,13 @@
 SQLite FTS5 BM25 over line-aligned chunks (:mod:`.chunking`), a bonus for query words in the file
 name, optional vectors from an ``embed`` callable merged with BM25 (0.7 vector, 0.3 keyword), then
 recency for dated notes (applied after the minimum relevance, so an old only answer is never
-hidden) and MMR. The index is a cache *outside* the home (an SQLite file under the user's cache
-folder, or ``:memory:``): each search reads the home through its source (or, given a listing,
-revalidates each file by its ETag: 304s, no bodies) and re-indexes only the files whose content
-changed, inside one write transaction, so another process's edit is found by
-the next search and processes may share the file. A file that is not an index of ours, or is
-damaged, is rebuilt, never trusted. Nothing here writes to the home.
+hidden), the newest note first on the same matter, and MMR. The index is a cache *outside* the
+home (an SQLite file under the user's cache folder, or ``:memory:``): each search revalidates the
+home (a local folder by stats, another given a listing by ETags: 304s, no bodies; else it reads it
+through its source) and re-indexes only the files whose content changed, inside one write
+transaction, so another process's edit is found by the next search and processes may share the
+file. A file that is not an index of ours, or is damaged, is rebuilt, never trusted. Nothing here
+writes to the home.
 """
 
 from __future__ import annotations
@@ -19,17 +20,21 @@ import math
 import os
 import re
 import sqlite3
+import stat
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, tzinfo
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from toolnexus._fs import local_files, stat_validator
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.recall.chunking import WORD, chunks
 from toolnexus.recall.daily import Clock, Today
 from toolnexus.sources import DEFAULT_ENGINE, NotModified, SourceBase, resolve
+from toolnexus.sources.local import RACY_SECONDS, LocalSource
 
 __all__ = ["Embed", "Hit", "MemoryIndex", "memory_index", "memory_path"]
 
@@ -42,6 +47,8 @@ CANDIDATES = 500
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
 _FORMAT = "toolnexus-recall-2"
+#: The wall clock file timestamps are compared with (a seam for benchmarks that age files).
+_now = time.time
 _DATED = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})(?:-[^/]*)?\.md$")
 _TOP_FILES = ("MEMORY.md", "USER.md")
 _SCHEMA = """
@@ -107,6 +114,10 @@ class MemoryIndex:
     ) -> None:
         #: The memory files' paths without their bodies (see :meth:`current`), if known.
         self.lister, self._validating = lister, True
+        #: ``(PRAGMA data_version, {path: validator})`` as last read (see :meth:`_validators`).
+        self._known: tuple[int, dict[str, str | None]] | None = None
+        #: The raw stats known to equal those validators (cleared with them).
+        self._confirmed: dict[str, tuple[int, ...]] = {}
         self.source, self.today, self.embed = source, today, embed
         #: Whether an unusable index file means an index in memory instead (the default path).
         self.cache_fallback = cache_fallback
@@ -185,50 +196,118 @@ class MemoryIndex:
             if entry.data is not None and path.endswith(".md")
         }
 
-    def current(self) -> tuple[dict[str, str], dict[str, str]]:
-        """The memory files' texts now, and the validators (ETags) that prove them next time.
+    def current(self) -> tuple[set[str], dict[str, str], dict[str, str]]:
+        """What the home holds now: every memory file's path, the texts of those that may have
+        changed since the index last saw them (all of them when nothing can tell), and the
+        validators that prove them next time.
 
-        With a ``lister`` (the memory tool's listing, no bodies), the files are revalidated by
-        the source's ``changed_since``: on an object store, conditional GETs, 304 for each
-        unchanged file. A source that cannot tell for files below ``memory/`` (a local folder
-        answers for its top level only) is read whole from then on."""
+        A local folder is revalidated by stats (one walk, no reads), a file younger than
+        :data:`RACY_SECONDS` re-read each time. With a ``lister`` (the memory tool's listing, no
+        bodies), another home is revalidated by the source's ``changed_since``: on an object
+        store, conditional GETs, 304 for each unchanged file. A source that cannot tell for
+        files below ``memory/`` is read whole from then on."""
+        if isinstance(self.source, LocalSource) and os.path.isdir(self.source.root):
+            return self._by_stats(self.source)
         if self.lister is None or not self._validating:
-            return self.read_home(), {}
+            home = self.read_home()
+            return set(home), home, {}
         listed = sorted({*_TOP_FILES, *(path for path in self.lister() if path.endswith(".md"))})
-        with self._lock:
-            rows = self.db.execute("SELECT path, text, validator FROM recall_files").fetchall()
-        stored = {path: (text, validator) for path, text, validator in rows}
-        since = _Since({path: tag for path, (_, tag) in stored.items() if tag is not None})
+        stored = self._validators()
+        since = _Since({path: tag for path, tag in stored.items() if tag is not None})
         changes = self.source.changed_since(since, listed, MAX_BOOTSTRAP_FILE_BYTES)
         kept = listed if isinstance(changes, NotModified) else changes.kept
-        texts = {path: stored[path][0] for path in kept if path in stored}
-        tags = {path: str(stored[path][1]) for path in texts if stored[path][1] is not None}
+        present = {path for path in kept if stored.get(path) is not None}
+        texts: dict[str, str] = {}
+        tags = {path: str(stored[path]) for path in present}
         if not isinstance(changes, NotModified):
             for path, fresh in changes.read.items():
                 texts[path] = fresh.data.decode("utf-8-sig", "replace")
+                present.add(path)
                 if isinstance(fresh.validator, str):
                     tags[path] = fresh.validator
-        if any(path.startswith("memory/") and path not in texts for path in listed):
+        if any(path.startswith("memory/") and path not in present for path in listed):
             self._validating = False  # nested names unseen (or one vanished): read it all
-            return self.read_home(), {}
-        return texts, tags
+            whole = self.read_home()
+            return set(whole), whole, {}
+        return present, texts, tags
+
+    def _by_stats(self, source: LocalSource) -> tuple[set[str], dict[str, str], dict[str, str]]:
+        """The files whose stat is not the one stored beside their text are read (only those):
+        the walk is the one ``read_folder`` makes, so the names are the ones it would read."""
+        root, trusted_before_ns = source.root, int((_now() - RACY_SECONDS) * 1e9)
+        stats: dict[str, str | None] = {}
+        for name in _TOP_FILES:
+            try:
+                info = os.stat(os.path.join(root, name), follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                stats[name] = None  # the read says what is wrong
+                continue
+            regular = stat.S_ISREG(info.st_mode)
+            stats[name] = _stat_tag(info, trusted_before_ns) if regular else None
+        stored = self._validators()
+        confirmed = self._confirmed  # stats already matched with ``stored``: no string to make
+        for path, dir_fd, name in local_files(root, "memory"):
+            if path.endswith(".md"):
+                try:
+                    info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                raw = (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+                if confirmed.get(path) == raw and max(raw[3], raw[4]) < trusted_before_ns:
+                    stats[path] = stored[path]
+                elif (tag := _stat_tag(info, trusted_before_ns)) is not None and stored.get(path) == tag:
+                    stats[path], confirmed[path] = tag, raw
+                else:
+                    stats[path] = tag
+        stale = {path for path, tag in stats.items() if tag is None or stored.get(path) != tag}
+        texts = {}
+        if stale:
+            top = [name for name in _TOP_FILES if name in stale]
+            found = dict(source.read_entries(top, MAX_BOOTSTRAP_FILE_BYTES).entries) if top else {}
+            if len(stale) > len(top):
+                wanted = {path.removeprefix("memory/") for path in stale}
+                found.update(
+                    source.read_folder("memory", MAX_BOOTSTRAP_FILE_BYTES, match=wanted.__contains__).entries
+                )
+            texts = {
+                path: entry.data.decode("utf-8-sig", "replace")
+                for path, entry in found.items()
+                if entry.data is not None and path.endswith(".md")
+            }
+        present = (set(stats) - stale) | set(texts)
+        tags = {path: tag for path in present if (tag := stats.get(path)) is not None}
+        return present, texts, tags
+
+    def _validators(self) -> dict[str, str | None]:
+        """Each indexed file's validator, read again only after another connection's commit."""
+        with self._lock:
+            version = self.db.execute("PRAGMA data_version").fetchone()[0]
+            if self._known is None or self._known[0] != version:
+                rows = self.db.execute("SELECT path, validator FROM recall_files").fetchall()
+                self._known, self._confirmed = (version, dict(rows)), {}
+            return self._known[1]
 
     def refresh(self) -> None:
         """Re-index what changed since the last refresh, by any process (content digests)."""
-        current, tags = self.current()
+        present, current, tags = self.current()
+        if not current and present == set(self._validators()):
+            return  # nothing read, nothing gone: the rows stand as they are
         digests = {path: _digest(text) for path, text in current.items()}
         with self._lock:
+            self._known, self._confirmed = None, {}  # our own writes do not change data_version
             stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
-            if stored == digests:
-                self._keep_validators(tags)
-                return
             changed = [path for path, digest in digests.items() if stored.get(path) != digest]
+            if not changed and set(stored) <= present:
+                self._keep_validators(tags, digests)
+                return
             rows = [(path, *chunk) for path in changed for chunk in _chunk_rows(current[path])]
             vectors = self._vectors([row[3] for row in rows])
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
-                for path in set(stored) - set(digests) | set(changed):
+                for path in set(stored) - present | set(changed):
                     self._drop(path)
                 for (path, first, last, body), vector in zip(rows, vectors, strict=True):
                     cursor = self.db.execute(
@@ -245,16 +324,19 @@ class MemoryIndex:
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
-            self._keep_validators(tags)
+            self._keep_validators(tags, digests)
 
-    def _keep_validators(self, tags: Mapping[str, str]) -> None:
-        """Record each file's validator, unless its row changed meanwhile (by its digest)."""
-        if not tags:
-            return
-        rows = self.db.execute("SELECT path, validator FROM recall_files").fetchall()
-        stale = [(tag, path) for path, old in rows if (tag := tags.get(path)) is not None and tag != old]
+    def _keep_validators(self, tags: Mapping[str, str], digests: Mapping[str, str]) -> None:
+        """Record the validator of each file read, unless its row changed meanwhile (by its
+        digest): a validator is only ever stored beside the text it proves."""
+        rows = self.db.execute("SELECT path, validator FROM recall_files").fetchall() if digests else []
+        stale = [
+            (tag, path, digests[path])
+            for path, old in rows
+            if path in digests and (tag := tags.get(path)) is not None and tag != old
+        ]
         if stale:
-            self.db.executemany("UPDATE recall_files SET validator = ? WHERE path = ?", stale)
+            self.db.executemany("UPDATE recall_files SET validator = ? WHERE path = ? AND digest = ?", stale)
 
     def _drop(self, path: str) -> None:
         ids = [row[0] for row in self.db.execute("SELECT id FROM recall_chunks WHERE path = ?", (path,))]
@@ -278,38 +360,57 @@ class MemoryIndex:
         words = [w.lower() for w in WORD.findall(query)]
         if not words or k < 1:
             return []
-        with self._lock:
-            keyword = self._keyword(words)
-            vector = self._semantic(query) if self.embed is not None else {}
-            ids = sorted(set(keyword) | set(vector))
-            rows = {
-                row[0]: row[1:]
-                for start in range(0, len(ids), 500)
-                for row in self.db.execute(
-                    "SELECT id, path, first, last, body FROM recall_chunks WHERE id IN "
-                    f"({','.join('?' * len(ids[start : start + 500]))})",
-                    ids[start : start + 500],
-                )
-            }
         today = self.today()
+        with self._lock:
+            self.db.execute("BEGIN")  # one snapshot: the bodies fetched below are the chunks scored
+            try:
+                return self._ranked(query, words, k, today)
+            finally:
+                self.db.execute("COMMIT")
+
+    def _ranked(self, query: str, words: list[str], k: int, today: date) -> list[Hit]:
+        keyword = self._keyword(words)
+        vector = self._semantic(query) if self.embed is not None else {}
+        rows = self._rows("id, path, first, last", sorted(set(keyword) | set(vector)))
         scored = []
-        for chunk_id, (path, first, last, body) in rows.items():
+        for chunk_id, path, first, last in rows:
             relevance = keyword.get(chunk_id, 0.0)
             if self.embed is not None:
                 relevance = VECTOR_WEIGHT * vector.get(chunk_id, 0.0) + (1 - VECTOR_WEIGHT) * relevance
             relevance += NAME_BONUS * sum(w in path.lower() for w in words) / len(words)
             if relevance < MIN_SCORE:
                 continue
-            dated = _DATED.search(path)
-            if dated:
-                try:
-                    age = max((today - date.fromisoformat(dated.group(1))).days, 0)
-                except ValueError:
-                    age = 0
-                relevance *= 0.5 + 0.5 * math.pow(0.5, age / HALF_LIFE_DAYS)
-            scored.append((round(relevance, 6), path, body, first, last))
+            day = _day(path)
+            if day is not None:
+                relevance *= 0.5 + 0.5 * math.pow(0.5, max((today - day).days, 0) / HALF_LIFE_DAYS)
+            scored.append((round(relevance, 6), path, chunk_id, first, last))
         scored.sort(key=lambda row: (-row[0], row[1], row[3]))
-        return _mmr(scored[: k * 10], k)  # MMR among the best: the rest could not be picked anyway
+        best = scored[: k * 10]  # MMR among the best: the rest could not be picked anyway
+        bodies = dict(self._rows("id, body", [row[2] for row in best]))
+        rows, matters = _newest_first(
+            [(score, path, bodies[i], first, last) for score, path, i, first, last in best], set(words)
+        )
+        picked = _mmr(rows, k)
+        for matter in {matters[i] for i in picked} - {None}:  # MMR's trade-off never puts an older note first
+            slots = [n for n, i in enumerate(picked) if matters[i] == matter]
+            newest = sorted((picked[n] for n in slots), key=lambda i: rows[i][1], reverse=True)
+            for n, i in zip(slots, newest, strict=True):
+                picked[n] = i
+        return [
+            Hit(path, first, last, round(score, 4), body[:SNIPPET_CHARS])
+            for score, path, body, first, last in (rows[i] for i in picked)
+        ]
+
+    def _rows(self, columns: str, ids: list[int]) -> list[tuple[Any, ...]]:
+        """``columns`` of the chunks ``ids``, in batches below SQLite's variable limit."""
+        return [
+            row
+            for batch in (ids[start : start + 500] for start in range(0, len(ids), 500))
+            for row in self.db.execute(
+                f"SELECT {columns} FROM recall_chunks WHERE id IN ({','.join('?' * len(batch))})",
+                batch,
+            )
+        ]
 
     def _keyword(self, words: list[str]) -> dict[int, float]:
         match = " OR ".join(f'"{w}"' for w in words)
@@ -358,6 +459,15 @@ class _Since(NamedTuple):
     tag: Hashable | None = None
 
 
+def _stat_tag(info: os.stat_result, trusted_before_ns: int) -> str | None:
+    tag = stat_validator(info, trusted_before_ns)
+    return None if tag is None else f"stat:{tag!r}"
+
+
+#: A candidate: its score, path, body and line range.
+_Scored = tuple[float, str, str, int, int]
+
+
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
@@ -373,24 +483,65 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-def _mmr(scored: list[tuple[float, str, str, int, int]], k: int) -> list[Hit]:
+def _day(path: str) -> date | None:
+    """The day of a dated note (``memory/2026-11-30.md``, ``-slug`` too), else ``None``."""
+    dated = _DATED.search(path)
+    try:
+        return date.fromisoformat(dated.group(1)) if dated else None
+    except ValueError:
+        return None
+
+
+def _newest_first(
+    scored: list[_Scored], words: set[str]
+) -> tuple[list[_Scored], list[frozenset[str] | None]]:
+    """Of the dated notes with a line holding the most query words any line holds (the same
+    words), a newer one ranks at least as high as an older one, and above it: the newer note on
+    the matter supersedes the older however old both are (recency flattens after a few months).
+    Each one's matter (those words) is returned beside it; ``None`` for the others."""
+    days = [_day(row[1]) for row in scored]
+    covers = [_line_cover(row[2], words) for row in scored]
+    most = max(map(len, covers), default=0)
+    matters = [
+        cover if day is not None and len(cover) == most > 0 else None
+        for cover, day in zip(covers, days, strict=True)
+    ]
+    lifted = []
+    for i, row in enumerate(scored):
+        score, day = row[0], days[i]
+        if matters[i] is not None and day is not None:
+            for j, other in enumerate(scored):
+                older = days[j]
+                if older is not None and older < day and matters[j] == matters[i]:
+                    score = max(score, other[0])
+        lifted.append(score)
+    ordinal = [day.toordinal() if day else 0 for day in days]
+    order = sorted(range(len(scored)), key=lambda i: (-lifted[i], -ordinal[i], scored[i][1], scored[i][3]))
+    return [(lifted[i], *scored[i][1:]) for i in order], [matters[i] for i in order]
+
+
+def _line_cover(body: str, words: set[str]) -> frozenset[str]:
+    """The most query words one line holds: what a note says about the matter, not words that
+    happen to share its day."""
+    lines = (words.intersection(WORD.findall(line.lower())) for line in body.splitlines())
+    return frozenset(max(lines, key=len, default=()))
+
+
+def _mmr(scored: list[_Scored], k: int) -> list[int]:
     """Maximal marginal relevance: each pick trades relevance against likeness to those picked."""
     sets = [set(WORD.findall(row[2].lower())) for row in scored]
+    like = [0.0] * len(scored)  # each one's likeness to the closest pick so far
     picked: list[int] = []
     left = list(range(len(scored)))
     while left and len(picked) < k:
-
-        def value(i: int) -> float:
-            like = max((len(sets[i] & sets[j]) / (len(sets[i] | sets[j]) or 1) for j in picked), default=0.0)
-            return LAMBDA * scored[i][0] - (1 - LAMBDA) * like
-
-        choice = max(left, key=value)
+        choice = max(left, key=lambda i: LAMBDA * scored[i][0] - (1 - LAMBDA) * like[i])
         picked.append(choice)
         left.remove(choice)
-    return [
-        Hit(path, first, last, round(score, 4), body[:SNIPPET_CHARS])
-        for score, path, body, first, last in (scored[i] for i in picked)
-    ]
+        chosen = sets[choice]
+        for i in left:
+            shared = len(sets[i] & chosen)
+            like[i] = max(like[i], shared / ((len(sets[i]) + len(chosen) - shared) or 1))
+    return picked
 
 
 def memory_index(
