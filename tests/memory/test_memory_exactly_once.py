@@ -21,10 +21,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.lossy import PATIENT, LossyStore, lossy_store, writes_memory
+from tests.support.lossy import PATIENT, READ_TIMEOUT, LossyStore, lossy_store, writes_memory
 from tests.support.proxy import FaultAction, LoseResponse, ProxyRequest, Reset, S3Proxy, Stall, Status
+from tests.support.s3 import s3_storage_options
 from tests.support.store_workers import report_figure
-from toolnexus.agents import BootstrapError
+from toolnexus.agents import BootstrapError, memory_tool
 from toolnexus.stores import lineage
 from toolnexus.stores.fsspec import S3Store
 from toolnexus.stores.lineage import CREATED, Stored, applied, lineage_after
@@ -76,7 +77,7 @@ def writes_memory_record(record: Any) -> bool:
 def test_an_edit_whose_answer_is_lost_lands_exactly_once(
     store: LossyStore, stress: bool, capsys: Any, record_property: Any
 ) -> None:
-    runs = 100 if stress else 10
+    runs = 100 if stress else 2 * len(FAULTS)  # every kind once creating the file, once editing it
     # The first edit of a bucket probes the server's conditions (writes answered 412 on purpose):
     # done here, so every 412 counted below is a retry meeting its own first attempt.
     store.tool_for(store.home(None), True).tool(command="append", content="- probed")
@@ -166,12 +167,15 @@ def test_when_nobody_can_tell_the_edit_is_not_repeated_and_the_caller_is_told(
 
 
 @pytest.mark.s3
-@pytest.mark.slow  # botocore backs off between its retries: seconds
+@pytest.mark.slow  # botocore backs off between its retries
 def test_every_answer_lost_still_lands_once(request: pytest.FixtureRequest, proxies: Any) -> None:
-    """The SDK gives up (every attempt's answer lost): the write raised, the read-back settles it."""
+    """The SDK gives up (every attempt's answer lost): the write raised, the read-back settles it.
+    One retry is enough to show it; botocore's default four would add seconds of back-off."""
     store = lossy_store(request, "s3", proxies)
     home = store.home(OLD)
-    tool = store.tool_for(home, True)
+    config = {"read_timeout": READ_TIMEOUT, "retries": {"total_max_attempts": 2}}
+    options = s3_storage_options(store.proxy.endpoint_url, config_kwargs=config, skip_instance_cache=True)
+    tool = memory_tool(f"s3://{home}", storage_options=options)
     tool.tool(command="view")
     rule = store.proxy.add_fault(writes_memory, LoseResponse(Reset()))
     assert str(tool.tool(command="append", content="- once")).startswith("ok: note appended")
