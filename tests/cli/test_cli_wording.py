@@ -9,6 +9,7 @@ command in a subprocess, in ``test_the_examples_of_the_issue_name_the_flags``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import re
@@ -109,8 +110,8 @@ ERROR_PATHS: dict[str, tuple[list[str], str]] = {
 
 
 @pytest.fixture
-def scene(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """Everything the error paths need, by placeholder name."""
+def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
+    """Everything the error paths need, by placeholder name (for the ``case`` under test)."""
     home = Path(shutil.copytree(EXAMPLE, tmp_path / "aster"))
     linked = Path(shutil.copytree(EXAMPLE, tmp_path / "linked"))
     (linked / "USER.md").unlink()
@@ -124,7 +125,13 @@ def scene(tmp_path: Path) -> Iterator[dict[str, str]]:
     (tmp_path / "bad.zip").write_text("not a zip")
     (tmp_path / "bad.tgz").write_bytes(b"\x1f\x8b\x08\x00" + b"garbage" * 10)
     (tmp_path / "existing.zip").write_text("already here")
-    with provider_server("openai", scripted(*[Failure(401, "Incorrect API key provided")] * 4)) as refusing:
+    with contextlib.ExitStack() as stack:
+        # The refusing provider only for the cases that reach it: stopping a server costs half a
+        # second (its poll interval), which seventy cases that never call it should not pay.
+        refusing = ""
+        if any("{refusing}" in part for part in ERROR_PATHS[request.getfixturevalue("case")][0]):
+            server = provider_server("openai", scripted(*[Failure(401, "Incorrect API key provided")] * 4))
+            refusing = stack.enter_context(server).base_url
         yield {
             "home": str(home),
             "linked": str(linked),
@@ -136,7 +143,7 @@ def scene(tmp_path: Path) -> Iterator[dict[str, str]]:
             "existing": str(tmp_path / "existing.zip"),
             "out": str(tmp_path / "out.zip"),
             "dead": "http://127.0.0.1:9",
-            "refusing": refusing.base_url,
+            "refusing": refusing,
         }
 
 
