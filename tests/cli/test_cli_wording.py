@@ -9,6 +9,7 @@ command in a subprocess, in ``test_the_examples_of_the_issue_name_the_flags``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import re
@@ -108,35 +109,48 @@ ERROR_PATHS: dict[str, tuple[list[str], str]] = {
 }
 
 
-@pytest.fixture
-def scene(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """Everything the error paths need, by placeholder name."""
-    home = Path(shutil.copytree(EXAMPLE, tmp_path / "aster"))
-    linked = Path(shutil.copytree(EXAMPLE, tmp_path / "linked"))
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The homes every command refuses to touch (built once: each error path only reads them)."""
+    shared = tmp_path_factory.mktemp("refused")
+    linked = Path(shutil.copytree(EXAMPLE, shared / "linked"))
     (linked / "USER.md").unlink()
-    (tmp_path / "outside.md").write_text("outside")
-    (linked / "USER.md").symlink_to(tmp_path / "outside.md")
-    memlink = Path(shutil.copytree(EXAMPLE, tmp_path / "memlink"))
+    (shared / "outside.md").write_text("outside")
+    (linked / "USER.md").symlink_to(shared / "outside.md")
+    memlink = Path(shutil.copytree(EXAMPLE, shared / "memlink"))
     (memlink / "notes.md").write_bytes((memlink / "MEMORY.md").read_bytes())
     (memlink / "MEMORY.md").unlink()
     (memlink / "MEMORY.md").symlink_to("notes.md")
-    write_bundle(home, tmp_path / "aster.zip")
+    write_bundle(EXAMPLE, shared / "aster.zip")
+    return {"linked": str(linked), "memlink": str(memlink), "bundle": str(shared / "aster.zip")}
+
+
+@pytest.fixture
+def scene(
+    tmp_path: Path, refused: dict[str, str], request: pytest.FixtureRequest
+) -> Iterator[dict[str, str]]:
+    """Everything the error paths need, by placeholder name (for the ``case`` under test)."""
+    home = Path(shutil.copytree(EXAMPLE, tmp_path / "aster"))
     (tmp_path / "bad.zip").write_text("not a zip")
     (tmp_path / "bad.tgz").write_bytes(b"\x1f\x8b\x08\x00" + b"garbage" * 10)
     (tmp_path / "existing.zip").write_text("already here")
-    with provider_server("openai", scripted(*[Failure(401, "Incorrect API key provided")] * 4)) as refusing:
+    with contextlib.ExitStack() as stack:
+        # The refusing provider only for the cases that reach it, not a thread and a port for each
+        # of the seventy cases that never call it.
+        refusing = ""
+        if any("{refusing}" in part for part in ERROR_PATHS[request.getfixturevalue("case")][0]):
+            server = provider_server("openai", scripted(*[Failure(401, "Incorrect API key provided")] * 4))
+            refusing = stack.enter_context(server).base_url
         yield {
+            **refused,
             "home": str(home),
-            "linked": str(linked),
-            "memlink": str(memlink),
-            "bundle": str(tmp_path / "aster.zip"),
             "bad_zip": str(tmp_path / "bad.zip"),
             "bad_tgz": str(tmp_path / "bad.tgz"),
             "missing": str(tmp_path / "nobody"),
             "existing": str(tmp_path / "existing.zip"),
             "out": str(tmp_path / "out.zip"),
             "dead": "http://127.0.0.1:9",
-            "refusing": refusing.base_url,
+            "refusing": refusing,
         }
 
 

@@ -212,8 +212,9 @@ class ProviderServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
+        # A short poll: ``stop`` waits for the serving loop to see the shutdown, 0.5 s by default.
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name=f"{wire}-provider", daemon=True
+            target=self._httpd.serve_forever, args=(0.05,), name=f"{wire}-provider", daemon=True
         )
 
     @property
