@@ -123,7 +123,9 @@ class GcsXmlGateway:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.upstream_host = urllib.parse.urlsplit(upstream).netloc
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, name="gcs-xml", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="gcs-xml", daemon=True
+        )
 
     def start(self) -> Self:
         self._thread.start()

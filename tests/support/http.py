@@ -37,7 +37,7 @@ class Server:
         handler = type("Handler", (CountingHandler,), {"sent": self.sent})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
 
     def bytes_sent(self) -> int:
         return sum(self.sent)

@@ -126,7 +126,7 @@ def start_moto_server(*, quiet: bool = True) -> MotoServer:
     server = make_server(
         "127.0.0.1", 0, create_backend_app("s3"), threaded=True, request_handler=MotoRequestHandler
     )
-    thread = threading.Thread(target=server.serve_forever, name="moto-s3", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="moto-s3", daemon=True)
     thread.start()
     return MotoServer(server, thread)
 
