@@ -53,6 +53,25 @@ def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
         yield running
 
 
+class _QuickBackoff:
+    """``asyncio`` as s3fs.core sees it, but its retry backoff sleeps yield at once: these tests
+    count attempts (the proxy's GETs), never the backoff's seconds, which would cost ~2 s a test."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(asyncio, name)
+
+    @staticmethod
+    async def sleep(delay: float, result: Any = None) -> Any:
+        return await asyncio.sleep(0, result)
+
+
+@pytest.fixture(autouse=True)
+def _quick_s3fs_backoff(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test but the one that checks the documented wait formula (backoff included)."""
+    if request.function.__name__ != "test_a_stalled_server_fails_within_the_timeouts_set_in_storage_options":
+        monkeypatch.setattr(s3fs.core, "asyncio", _QuickBackoff())
+
+
 @pytest.fixture(autouse=True)
 def _clean_proxy(proxy: S3Proxy) -> Iterator[None]:
     proxy.clear_faults()
