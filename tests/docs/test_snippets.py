@@ -16,8 +16,10 @@ import contextlib
 import io
 import os
 import re
+import shlex
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -88,12 +90,54 @@ def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+#: A transcript's step that is ``toolnexus`` with plain or simply quoted words (nothing bash would
+#: expand), optionally followed by ``; echo "exit $?"``: run in-process by :func:`in_process`.
+_WORD = r"""(?:[^\s|;&<>`$()*?\\'"~\[\]{}!#]+|"[^"$`\\!]*"|'[^']*')"""
+TRANSCRIPT_COMMAND = re.compile(rf"(?P<command>toolnexus(?: {_WORD})*)(?P<status>; echo \"exit \$\?\")?")
+
+
+def in_process(command: str, cwd: Path) -> str | None:
+    """What bash would print for a :data:`TRANSCRIPT_COMMAND` step (None for any other step), from
+    the entry function in this process. stdout and stderr share one buffer the way a Python process
+    writing to a pipe has them (stderr line-buffered, stdout block-buffered until exit), so their
+    interleaving is the installed command's: the bash steps still run that end to end."""
+    step = TRANSCRIPT_COMMAND.fullmatch(command)
+    if step is None:
+        return None
+    from tests.support.cli import _as_a_process, _exit_status  # noqa: PLC0415
+    from toolnexus.cli import main  # noqa: PLC0415
+
+    pipe = io.BytesIO()
+    out = io.TextIOWrapper(io.BufferedWriter(pipe), encoding="utf-8")  # type: ignore[arg-type]
+    err = io.TextIOWrapper(
+        io.BufferedWriter(pipe),  # type: ignore[arg-type]
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=True,
+    )
+    with _as_a_process(cwd, None, None, out, err):
+        try:
+            status = main(shlex.split(step["command"])[1:])
+        except SystemExit as exit_:
+            status = _exit_status(exit_.code)
+        except Exception:
+            traceback.print_exc()  # as the interpreter would, status 1
+            status = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+    printed = pipe.getvalue().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    return printed + (f"exit {status}\n" if step["status"] else "")
+
+
 def replay(block: Snippet, clone: Path) -> None:
     """Run a transcript: every ``$`` command prints exactly the lines shown below it."""
     scratch = f"{clone.parent}/"
-    for command, shown in steps_of(block):
-        result = shell(command.replace("/tmp/", scratch), clone)
-        assert result.stdout == shown.replace("/tmp/", scratch), command
+    for written, shown in steps_of(block):
+        command = written.replace("/tmp/", scratch)
+        printed = in_process(command, clone)
+        if printed is None:
+            printed = shell(command, clone).stdout
+        assert printed == shown.replace("/tmp/", scratch), command
 
 
 #: A command list's line that is the command alone (no shell syntax): run by its entry function
