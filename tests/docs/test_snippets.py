@@ -4,10 +4,12 @@ and CONTRIBUTING.md ("Runnable documentation"); provider blocks run in ``test_pr
 
 Python blocks run on their own, as a reader would paste them into a fresh interpreter, in a scratch
 folder holding ``examples`` (see ``conftest.py``). Console blocks run in bash in a scratch clone, with
-the installed ``toolnexus`` first on PATH (a command list's plain ``toolnexus …`` lines, whose output
-is not compared, by the entry function in-process); the paths a page shows under ``/tmp/`` are mapped to the
-scratch folder (``/tmp/toolnexus`` is the clone). A ``toolnexus bundle HOME s3://…`` line of a
-command list must write the bundle of HOME's files (the object is removed first).
+the installed ``toolnexus`` first on PATH (a command list's plain ``toolnexus …`` lines, and a
+transcript's ``toolnexus …`` steps with nothing for bash to expand, by the entry function in-process:
+its output is still compared whole, stdout and stderr interleaved as a pipe has them); the paths a
+page shows under ``/tmp/`` are mapped to the scratch folder (``/tmp/toolnexus`` is the clone). A
+``toolnexus bundle HOME s3://…`` line of a command list must write the bundle of HOME's files (the
+object is removed first).
 """
 
 from __future__ import annotations
