@@ -110,9 +110,9 @@ def in_process(command: str, cwd: Path) -> str | None:
     from toolnexus.cli import main  # noqa: PLC0415
 
     pipe = io.BytesIO()
-    out = io.TextIOWrapper(io.BufferedWriter(pipe), encoding="utf-8")  # type: ignore[arg-type]
+    out = io.TextIOWrapper(io.BufferedWriter(pipe), encoding="utf-8")
     err = io.TextIOWrapper(
-        io.BufferedWriter(pipe),  # type: ignore[arg-type]
+        io.BufferedWriter(pipe),
         encoding="utf-8",
         errors="backslashreplace",
         line_buffering=True,
