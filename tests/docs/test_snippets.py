@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli import run
+from tests.support.cli import _as_a_process, _exit_status, run
 from tests.support.snippets import MARKERS, ROOT, Snippet, claims, commands, snippets, steps
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
 from toolnexus.soul.bundling import bundle_bytes
@@ -106,7 +106,6 @@ def in_process(command: str, cwd: Path) -> str | None:
     step = TRANSCRIPT_COMMAND.fullmatch(command)
     if step is None:
         return None
-    from tests.support.cli import _as_a_process, _exit_status  # noqa: PLC0415
     from toolnexus.cli import main  # noqa: PLC0415
 
     pipe = io.BytesIO()
