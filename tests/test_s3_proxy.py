@@ -19,6 +19,7 @@ import aiohttp
 import botocore.exceptions
 import pytest
 import s3fs
+from botocore.retries.standard import ExponentialBackoff
 
 from tests.support import (
     FaultAction,
@@ -44,6 +45,13 @@ AUTH = {
 # What a failed read may surface as: s3fs translates S3 error responses to OSError
 # subclasses, but passes transport errors through untranslated.
 READ_ERRORS = (OSError, aiohttp.ClientError, botocore.exceptions.BotoCoreError)
+
+
+@pytest.fixture(autouse=True)
+def _no_botocore_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore retries at once: these tests count attempts (rule hits), and its backoff
+    (up to 2 s for a throttling 503) would only make them wait."""
+    monkeypatch.setattr(ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,12 @@ and CONTRIBUTING.md ("Runnable documentation"); provider blocks run in ``test_pr
 
 Python blocks run on their own, as a reader would paste them into a fresh interpreter, in a scratch
 folder holding ``examples`` (see ``conftest.py``). Console blocks run in bash in a scratch clone, with
-the installed ``toolnexus`` first on PATH (a command list's plain ``toolnexus …`` lines, whose output
-is not compared, by the entry function in-process); the paths a page shows under ``/tmp/`` are mapped to the
-scratch folder (``/tmp/toolnexus`` is the clone). A ``toolnexus bundle HOME s3://…`` line of a
-command list must write the bundle of HOME's files (the object is removed first).
+the installed ``toolnexus`` first on PATH (a command list's plain ``toolnexus …`` lines, and a
+transcript's ``toolnexus …`` steps with nothing for bash to expand, by the entry function in-process:
+its output is still compared whole, stdout and stderr interleaved as a pipe has them); the paths a
+page shows under ``/tmp/`` are mapped to the scratch folder (``/tmp/toolnexus`` is the clone). A
+``toolnexus bundle HOME s3://…`` line of a command list must write the bundle of HOME's files (the
+object is removed first).
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ import contextlib
 import io
 import os
 import re
+import shlex
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.cli import run
+from tests.support.cli import _as_a_process, _exit_status, run
 from tests.support.snippets import MARKERS, ROOT, Snippet, claims, commands, snippets, steps
 from toolnexus.agents import BOOTSTRAP_ORDER, compose_soul
 from toolnexus.soul.bundling import bundle_bytes
@@ -88,12 +92,53 @@ def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+#: A transcript's step that is ``toolnexus`` with plain or simply quoted words (nothing bash would
+#: expand), optionally followed by ``; echo "exit $?"``: run in-process by :func:`in_process`.
+_WORD = r"""(?:[^\s|;&<>`$()*?\\'"~\[\]{}!#]+|"[^"$`\\!]*"|'[^']*')"""
+TRANSCRIPT_COMMAND = re.compile(rf"(?P<command>toolnexus(?: {_WORD})*)(?P<status>; echo \"exit \$\?\")?")
+
+
+def in_process(command: str, cwd: Path) -> str | None:
+    """What bash would print for a :data:`TRANSCRIPT_COMMAND` step (None for any other step), from
+    the entry function in this process. stdout and stderr share one buffer the way a Python process
+    writing to a pipe has them (stderr line-buffered, stdout block-buffered until exit), so their
+    interleaving is the installed command's: the bash steps still run that end to end."""
+    step = TRANSCRIPT_COMMAND.fullmatch(command)
+    if step is None:
+        return None
+    from toolnexus.cli import main  # noqa: PLC0415
+
+    pipe = io.BytesIO()
+    out = io.TextIOWrapper(io.BufferedWriter(pipe), encoding="utf-8")
+    err = io.TextIOWrapper(
+        io.BufferedWriter(pipe),
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=True,
+    )
+    with _as_a_process(cwd, None, None, out, err):
+        try:
+            status = main(shlex.split(step["command"])[1:])
+        except SystemExit as exit_:
+            status = _exit_status(exit_.code)
+        except Exception:
+            traceback.print_exc()  # as the interpreter would, status 1
+            status = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+    printed = pipe.getvalue().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    return printed + (f"exit {status}\n" if step["status"] else "")
+
+
 def replay(block: Snippet, clone: Path) -> None:
     """Run a transcript: every ``$`` command prints exactly the lines shown below it."""
     scratch = f"{clone.parent}/"
-    for command, shown in steps_of(block):
-        result = shell(command.replace("/tmp/", scratch), clone)
-        assert result.stdout == shown.replace("/tmp/", scratch), command
+    for written, shown in steps_of(block):
+        command = written.replace("/tmp/", scratch)
+        printed = in_process(command, clone)
+        if printed is None:
+            printed = shell(command, clone).stdout
+        assert printed == shown.replace("/tmp/", scratch), command
 
 
 #: A command list's line that is the command alone (no shell syntax): run by its entry function

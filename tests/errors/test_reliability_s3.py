@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import s3fs
+from botocore.retries.standard import ExponentialBackoff
 
 from tests.support import (
     MotoServer,
@@ -51,6 +52,27 @@ S3FS_RETRIES = s3fs.S3FileSystem.retries
 def proxy(moto_server: MotoServer) -> Iterator[S3Proxy]:
     with S3Proxy(moto_server.endpoint_url) as running:
         yield running
+
+
+class _QuickBackoff:
+    """``asyncio`` as s3fs.core sees it, but its retry backoff sleeps yield at once: these tests
+    count attempts (the proxy's GETs), never the backoff's seconds, which would cost ~2 s a test.
+    botocore's own backoff (up to 1 s per retry) is zeroed alike."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(asyncio, name)
+
+    @staticmethod
+    async def sleep(delay: float, result: Any = None) -> Any:
+        return await asyncio.sleep(0, result)
+
+
+@pytest.fixture(autouse=True)
+def _quick_s3fs_backoff(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test but the one that checks the documented wait formula (backoff included)."""
+    if request.function.__name__ != "test_a_stalled_server_fails_within_the_timeouts_set_in_storage_options":
+        monkeypatch.setattr(s3fs.core, "asyncio", _QuickBackoff())
+        monkeypatch.setattr(ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
 
 
 @pytest.fixture(autouse=True)
@@ -322,7 +344,7 @@ def test_a_deadline_on_compose_soul_async_bounds_everything(proxy: S3Proxy, home
         )
         await asyncio.to_thread(proxy.wait_until, lambda: gets_of(proxy, f"{home}/USER.md") == 1)
         stalled_at.append(time.monotonic())
-        return await asyncio.wait_for(task, timeout=1.0)
+        return await asyncio.wait_for(task, timeout=0.2)
 
     with pytest.raises(TimeoutError):
         asyncio.run(with_deadline())
