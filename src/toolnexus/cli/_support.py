@@ -37,11 +37,17 @@ class Parser(argparse.ArgumentParser):
     …?" for a mistyped choice or flag (Python 3.14's ``suggest_on_error`` does only the choices,
     and we support 3.11), and an unknown flag reported with its own subcommand's usage."""
 
+    #: Rewrites a command's words before argparse sees them, where argparse alone cannot split
+    #: them (``memory BASE TOP append``: its locations end at the first action name).
+    prepare: Callable[[Parser, list[str]], list[str]] | None = None
+
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         """Leftovers are this parser's error: argparse would hand them up to ``toolnexus``, whose
         usage does not show the flag meant."""
+        if self.prepare is not None:
+            args = self.prepare(self, list(sys.argv[1:] if args is None else args))
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:
             flags = [flag for action in self._actions for flag in action.option_strings]

@@ -54,30 +54,24 @@ _EXAMPLES = """examples (on a copy: append and friends edit the file in place):
 TARGETS = {"memory": "MEMORY.md", "user": "USER.md"}
 
 
-class _MemoryParser(Parser):
+def _layers_as_options(parser: Parser, words: list[str]) -> list[str]:
     """argparse matches positionals greedily, so ``memory BASE TOP append TEXT`` would take
     ``append`` for a third location. The locations end at the first action name: all but the
     last are handed over as hidden ``--lower-layer`` options, leaving one location positional."""
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        words = list(sys.argv[1:] if args is None else args)
-        locations: list[int] = []
-        index = 0
-        while index < len(words) and words[index] not in _ACTIONS and words[index] != "--":
-            option = self._option_string_actions.get(words[index])
-            if option is not None and option.nargs != 0:
-                index += 1  # its value
-            elif not words[index].startswith("-") or words[index] == "-":
-                locations.append(index)
-            index += 1
-        if index >= len(words) or words[index] not in _ACTIONS:
-            return super().parse_known_args(words, namespace)  # no action: argparse says what is wrong
-        lower = set(locations[:-1])
-        moved = [part for i in sorted(lower) for part in ("--lower-layer", words[i])]
-        rest = [word for i, word in enumerate(words) if i not in lower]
-        return super().parse_known_args(moved + rest, namespace)
+    locations: list[int] = []
+    index = 0
+    while index < len(words) and words[index] not in _ACTIONS and words[index] != "--":
+        option = parser._option_string_actions.get(words[index])
+        if option is not None and option.nargs != 0:
+            index += 1  # its value
+        elif not words[index].startswith("-") or words[index] == "-":
+            locations.append(index)
+        index += 1
+    if index >= len(words) or words[index] not in _ACTIONS:
+        return words  # no action: argparse says what is wrong
+    lower = set(locations[:-1])
+    moved = [part for i in sorted(lower) for part in ("--lower-layer", words[i])]
+    return moved + [word for i, word in enumerate(words) if i not in lower]
 
 
 class _Actions(argparse._SubParsersAction):  # type: ignore[type-arg]
@@ -356,7 +350,7 @@ def register(subparsers: Subparsers) -> None:
         description="View or edit a persona's MEMORY.md (or USER.md) with the memory tool's rules.",
         usage="%(prog)s [options] LOCATION [LOCATION ...] {view,append,replace,remove,search} ...",
     )
-    parser.__class__ = _MemoryParser  # add_parser builds the parent's class; this one only adds a step
+    cast(Parser, parser).prepare = _layers_as_options
     parser.add_argument(
         "location",
         type=location,
