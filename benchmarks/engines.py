@@ -30,6 +30,7 @@ from typing import Any
 
 import fsspec
 from tests.support import obstore as engine
+from tests.support.store_workers import exit_codes
 
 from benchmarks.harness import Row, fmt_time, process_cpu_seconds
 from benchmarks.personas import typical_files
@@ -290,14 +291,7 @@ def _append_from_processes(
         context.Process(target=_writer, args=((location, index, count, refusal_expected), options, start))
         for index in range(writers)
     ]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(timeout=120)
-        if process.exitcode is None:
-            process.kill()
-            process.join()
-    return [-1 if process.exitcode is None else process.exitcode for process in processes]
+    return exit_codes(processes)
 
 
 def _writer(job: tuple[str, int, int, bool], options: dict[str, Any], start: Any) -> None:

@@ -61,3 +61,23 @@ def check_prelude(system: str | None, home: Path) -> None:
     assert system == session_system(home)
     assert system.startswith(compose_soul(home)[0] + "\n\n## Daily notes\n\nToday is 2026-12-01 (UTC)")
     assert system.endswith(f"### {DAILY_FILE}\n\n{DAILY}")
+
+
+def check_edit_shows_next_run(requests: Sequence[Any], home: Path, before: str) -> None:
+    """A run that edited MEMORY.md through the memory tool, then a second run: the first run's
+    requests all carry the soul as it was, the edit is on disk, the next run carries it."""
+    first, second, next_run = requests
+    assert first.system == second.system == before
+    assert first.tool_names == ["memory"]
+    assert (home / "MEMORY.md").read_text().endswith(NOTE + "\n")
+    assert next_run.system == system_of(home) != before
+
+
+def check_search_answered(first: Any, second: Any, home: Path) -> None:
+    """A scripted ``memory_search``: the prelude in the run's prompt, unchanged for the second
+    request, which carries the note's hit back to the model."""
+    check_prelude(first.system, home)
+    assert second.system == first.system
+    (found,) = second.tool_results.values()
+    assert found.startswith(HIT)
+    assert found.endswith(DAILY)

@@ -14,11 +14,11 @@ from tests.integrations.personas import (
     BAD,
     BAD_REPLY,
     DAILY,
-    HIT,
     NOTE,
     RECALL_TOOLS,
     SEARCH,
-    check_prelude,
+    check_edit_shows_next_run,
+    check_search_answered,
     clock,
     system_of,
 )
@@ -52,11 +52,7 @@ def test_the_soul_is_the_system_prompt_and_an_edit_shows_in_the_next_run(home: P
         aster = agent(server, home)
         assert ask(aster, "Remember my tea.") == "noted"
         assert ask(aster, "Hello again.") == "hi"
-    first, second, next_run = server.requests
-    assert first.system == second.system == before
-    assert first.tool_names == ["memory"]
-    assert (home / "MEMORY.md").read_text().endswith(NOTE + "\n")
-    assert next_run.system == system_of(home) != before
+    check_edit_shows_next_run(server.requests, home, before)
 
 
 def test_the_async_agent_is_the_same(home: Path) -> None:
@@ -120,11 +116,7 @@ def test_a_home_with_notes_gets_the_search_tools_and_the_daily_prelude(noted: Pa
         assert ask(agent(server, noted, clock=clock), "Where does Mira live?") == "Hamburg"
     first, second = server.requests
     assert first.tool_names == RECALL_TOOLS
-    check_prelude(first.system, noted)
-    assert second.system == first.system
-    (found,) = second.tool_results.values()
-    assert found.startswith(HIT)
-    assert found.endswith(DAILY)
+    check_search_answered(first, second, noted)
     if wire == "anthropic":  # breakpoints after the stable part and after the notes
         blocks = first.body["system"]
         assert blocks[0]["text"] == inspect_soul(noted).parts[0][0]

@@ -14,13 +14,11 @@ from tests.integrations.personas import (
     APPEND,
     BAD,
     BAD_REPLY,
-    DAILY,
-    HIT,
     NOON,
-    NOTE,
     RECALL_TOOLS,
     SEARCH,
-    check_prelude,
+    check_edit_shows_next_run,
+    check_search_answered,
     clock,
     system_of,
 )
@@ -58,11 +56,7 @@ def test_the_soul_is_the_instructions_and_an_edit_shows_in_the_next_run(home: Pa
         _, aster = agent(server, home)
         assert run(aster, "Remember my tea.") == "noted"
         assert run(aster, "Hello again.") == "hi"
-    first, second, next_run = server.requests
-    assert first.system == second.system == before
-    assert first.tool_names == ["memory"]
-    assert (home / "MEMORY.md").read_text().endswith(NOTE + "\n")
-    assert next_run.system == system_of(home) != before
+    check_edit_shows_next_run(server.requests, home, before)
 
 
 def test_one_composition_per_run_even_when_runs_overlap(home: Path) -> None:
@@ -137,11 +131,7 @@ def test_a_home_with_notes_gets_the_search_tools_and_the_daily_prelude(noted: Pa
     first, second = server.requests
     assert set(RECALL_TOOLS) <= {tool.name for tool in persona.tools}
     assert first.tool_names == RECALL_TOOLS
-    check_prelude(first.system, noted)
-    assert second.system == first.system
-    (found,) = second.tool_results.values()
-    assert found.startswith(HIT)
-    assert found.endswith(DAILY)
+    check_search_answered(first, second, noted)
 
 
 def test_a_private_profile_gets_no_search_and_no_prelude(noted: Path) -> None:

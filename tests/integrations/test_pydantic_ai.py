@@ -13,11 +13,10 @@ from tests.integrations.personas import (
     BAD,
     BAD_REPLY,
     DAILY,
-    HIT,
     NOTE,
     RECALL_TOOLS,
     SEARCH,
-    check_prelude,
+    check_search_answered,
     clock,
     system_of,
 )
@@ -127,11 +126,7 @@ def test_a_home_with_notes_gets_the_search_tools_and_the_daily_prelude(noted: Pa
         agent(server, noted, clock=clock).run_sync("Where does Mira live?")
     first, second = server.requests
     assert sorted(first.tool_names) == sorted(RECALL_TOOLS)
-    check_prelude(first.system, noted)
-    assert second.system == first.system
-    (found,) = second.tool_results.values()
-    assert found.startswith(HIT)
-    assert found.endswith(DAILY)
+    check_search_answered(first, second, noted)
 
 
 def test_a_private_profile_gets_no_search_and_no_prelude(noted: Path) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
     "append_from_processes",
     "appends_per_process",
+    "exit_codes",
     "report_figure",
     "writer_context",
     "writer_process",
@@ -74,6 +75,11 @@ def append_from_processes(
         writer_process(_append_notes, location, options, writer, count, start, engine=engine)
         for writer in range(writers)
     ]
+    return exit_codes(processes)
+
+
+def exit_codes(processes: Sequence[Any]) -> list[int]:
+    """Start the writers, wait for each (a hung one is killed after 120 s: -1), their exit codes."""
     for process in processes:
         process.start()
     for process in processes:
