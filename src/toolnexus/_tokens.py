@@ -57,9 +57,7 @@ class EncodingCounter:
 
 
 class _DownloadRefusedError(Exception):
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
-        self.url = url
+    """Its one argument: the URL tiktoken would have downloaded."""
 
 
 def load_encoding(name: str) -> EncodingCounter:
@@ -89,7 +87,7 @@ def load_encoding(name: str) -> EncodingCounter:
         try:
             counter = EncodingCounter(tiktoken.get_encoding(name))
         except _DownloadRefusedError as refused:
-            raise ValueError(_not_cached(name, refused.url)) from None
+            raise ValueError(_not_cached(name, refused.args[0])) from None
         except (OSError, ValueError) as error:
             raise ValueError(f"tokenizer={name!r}: tiktoken cannot load it: {error}") from None
         finally:

@@ -78,17 +78,14 @@ class SDKModel:
         return self.base_url or os.environ.get(f"{self.provider.upper()}_BASE_URL") or self.default_endpoint
 
     async def request(self, call: Callable[[Any], Awaitable[Any]]) -> Any:
-        """``await call(client)``, with the provider's failures as one-line :class:`ModelError`."""
-        try:
-            return await call(self._loop_client())
-        except self.provider_errors() as error:
-            raise model_error(self.provider, self.endpoint, error) from error
-
-    def _loop_client(self) -> Any:
+        """``await call(client)`` on this loop's client; failures as one-line :class:`ModelError`."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             self._client, self._loop = getattr(self._sdk, self.client_class)(**self._client_options), loop
-        return self._client
+        try:
+            return await call(self._client)
+        except self.provider_errors() as error:
+            raise model_error(self.provider, self.endpoint, error) from error
 
     async def aclose(self) -> None:
         """Close this loop's SDK client and its connections; the next call opens a new one."""

@@ -24,9 +24,6 @@ from toolnexus.runtime.messages import (
     UserMessage,
 )
 
-#: ``max_tokens`` is required by the Messages API; this leaves room for a long answer.
-DEFAULT_MAX_TOKENS = 4096
-
 #: The shortest prefix Anthropic caches, per model family as its documentation lists it: the first
 #: pattern found in the model's name wins; any other model (Sonnet, older Opus), 1,024 tokens.
 MIN_CACHEABLE_TOKENS = ((r"opus-4-[5-9]", 4096), (r"haiku-4-[5-9]", 4096), (r"haiku", 2048), (r"", 1024))
@@ -133,7 +130,7 @@ class AnthropicModel(SDKModel):
         self,
         model: str,
         *,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_tokens: int = 4096,  # the Messages API requires it: room for a long answer
         native_memory: bool = True,
         cache_ttl: Literal["5m", "1h"] | None = "5m",
         **client: Any,

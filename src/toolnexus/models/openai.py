@@ -25,12 +25,6 @@ from toolnexus.runtime.messages import (
     UserMessage,
 )
 
-#: The key sent to a ``base_url`` when none is given: local servers need none, the SDK needs one.
-LOCAL_SERVER_KEY = "unused"
-
-#: OpenAI caches no prefix shorter than this.
-MIN_CACHEABLE_TOKENS = 1024
-
 
 class _Derived(enum.Enum):
     DERIVED = "derived"
@@ -125,6 +119,7 @@ class OpenAIChatModel(SDKModel):
     provider = "openai"
     client_class = "AsyncOpenAI"
     default_endpoint = "https://api.openai.com/v1"
+    min_cacheable_tokens = 1024  # OpenAI caches no shorter prefix
 
     def __init__(
         self, model: str, *, prompt_cache_key: str | Literal[_Derived.DERIVED] | None = DERIVED, **client: Any
@@ -133,13 +128,10 @@ class OpenAIChatModel(SDKModel):
             kind = type(prompt_cache_key).__name__
             raise TypeError(f"prompt_cache_key must be a string or None, not {kind}")
         if client.get("base_url") is not None and client.get("api_key") is None:
-            client["api_key"] = None if os.environ.get("OPENAI_API_KEY") else LOCAL_SERVER_KEY
+            # local servers need no key, the SDK needs one
+            client["api_key"] = None if os.environ.get("OPENAI_API_KEY") else "unused"
         super().__init__(model, **client)
         self.prompt_cache_key = prompt_cache_key
-
-    @property
-    def min_cacheable_tokens(self) -> int | None:
-        return MIN_CACHEABLE_TOKENS
 
     def cache_key(self, system: str) -> str | None:
         """The ``prompt_cache_key`` a request under ``system`` carries (``None``: none)."""
@@ -159,7 +151,5 @@ class OpenAIChatModel(SDKModel):
         key = self.cache_key(system)
         if key is not None:
             request["prompt_cache_key"] = key
-        completion = await self.request(
-            lambda client: client.chat.completions.create(**request, **self.options)
-        )
-        return from_openai_completion(completion)
+        reply = await self.request(lambda client: client.chat.completions.create(**request, **self.options))
+        return from_openai_completion(reply)

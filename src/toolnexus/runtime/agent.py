@@ -4,6 +4,7 @@ composes the soul when it starts, and an agent can be another's tool (:meth:`Age
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import re
@@ -32,7 +33,6 @@ from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
 
-#: The fixed prompt of :meth:`Agent.heartbeat`.
 HEARTBEAT_PROMPT = (
     "Heartbeat: this is your periodic check, not a message from the user. Follow the HEARTBEAT.md "
     "section of your instructions now. If nothing needs the user's attention, reply with exactly "
@@ -135,7 +135,6 @@ class Agent:
         #: The home, resolved once: every session composes from this very source.
         self.source: SourceBase = resolve(home)
         self._said_uncacheable = False
-        self._memory_index: Any = None
         #: Which skills sessions offer: every one (``True``), none, or those named.
         self.skills = skills if isinstance(skills, bool) else tuple(skills)
 
@@ -195,7 +194,7 @@ class Agent:
         if self.memory is not None:
             memory = self.memory.tools(profile if profile is not None else self.profile, recall=search)
         else:
-            memory = recall_tools(self._index()) if search else ()
+            memory = recall_tools(self._index) if search else ()
         skill = (skills.tool(),) if skills is not None and skills.prompt() else ()
         return (*memory, *self.tools[1 if self.memory is not None else 0 :], *skill)
 
@@ -205,12 +204,9 @@ class Agent:
             return bool(self.memory.native.topics.snapshot().files)
         return bool(self.source.read_folder("memory", 0).entries)
 
+    @functools.cached_property
     def _index(self) -> Any:
-        if self._memory_index is None:
-            self._memory_index = memory_index(
-                self.source, clock=self.today.clock, timezone=self.today.timezone
-            )
-        return self._memory_index
+        return memory_index(self.source, clock=self.today.clock, timezone=self.today.timezone)
 
     def daily_prelude(self, profile: str | None = None) -> str:
         """The daily notes a session of ``profile`` starts with: the last :attr:`daily_notes`
@@ -234,18 +230,17 @@ class Agent:
     def _check_cacheable(self, soul: Soul) -> None:
         """One info line per agent when the stable part is shorter than the provider caches."""
         minimum = getattr(self.model, "min_cacheable_tokens", None)
-        if self._said_uncacheable or not isinstance(minimum, int):
-            return
         estimate = len(soul.stable) // CHARS_PER_TOKEN
-        if estimate < minimum:
-            self._said_uncacheable = True
-            logger.info(
-                "%s: the stable part of the soul (AGENTS.md through TOOLS.md) is about %d tokens, "
-                "below the %d the model's provider caches at least; its prompt cache will not help",
-                self.name,
-                estimate,
-                minimum,
-            )
+        if self._said_uncacheable or not isinstance(minimum, int) or estimate >= minimum:
+            return
+        self._said_uncacheable = True
+        logger.info(
+            "%s: the stable part of the soul (AGENTS.md through TOOLS.md) is about %d tokens, "
+            "below the %d the model's provider caches at least; its prompt cache will not help",
+            self.name,
+            estimate,
+            minimum,
+        )
 
     def session(self) -> SyncSession:
         """A multi-turn conversation on one frozen soul: ``async with`` or plain ``with``."""

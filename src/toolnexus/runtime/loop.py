@@ -69,14 +69,6 @@ async def _run_call(call: ToolCall, tools: Mapping[str, ToolSpec]) -> ToolResult
     return ToolResult(call.id, call.name, str(text), is_error=reply_is_error(text))
 
 
-def _as_reply(answer: ModelReply | str) -> ModelReply:
-    if isinstance(answer, str):
-        return ModelReply(text=answer)
-    if not isinstance(answer, ModelReply):
-        raise TypeError(f"a model must return a ModelReply or a str, not {type(answer).__name__}")
-    return answer
-
-
 async def run_loop(
     model: Model,
     system: str,
@@ -94,7 +86,10 @@ async def run_loop(
     usage = Usage()
     reply = ModelReply()
     for turn in range(1, max_turns + 1):
-        reply = _as_reply(await model(system, tuple(messages), tools))
+        answer = await model(system, tuple(messages), tools)
+        reply = ModelReply(text=answer) if isinstance(answer, str) else answer
+        if not isinstance(reply, ModelReply):
+            raise TypeError(f"a model must return a ModelReply or a str, not {type(reply).__name__}")
         usage += reply.usage
         messages.append(AssistantMessage(reply.text, reply.tool_calls))
         if not reply.tool_calls:
