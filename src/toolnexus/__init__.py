@@ -2,8 +2,7 @@
 
 The core (composing, inspecting, caching, budgets, profiles, bundles, sources to extend, skills,
 searching memory, the error); :mod:`toolnexus.agents` adds the agent runtime, models, the memory
-tool and audit. Each name is
-imported on first use, so ``import toolnexus`` stays cheap.
+tool and audit. Each name is imported on first use, so ``import toolnexus`` stays cheap.
 """
 
 import sys

@@ -42,6 +42,8 @@ class SDKModel:
     provider = ""
     client_class = ""
     default_endpoint = ""
+    error_class = ""  # the SDK's base exception
+    other_errors: tuple[type[BaseException], ...] = ()
 
     def __init__(
         self,
@@ -69,9 +71,6 @@ class SDKModel:
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def provider_errors(self) -> tuple[type[BaseException], ...]:
-        raise NotImplementedError
-
     @property
     def endpoint(self) -> str:
         """Where requests go, for error messages: ``base_url``, the SDK's variable, or the default."""
@@ -84,7 +83,7 @@ class SDKModel:
             self._client, self._loop = getattr(self._sdk, self.client_class)(**self._client_options), loop
         try:
             return await call(self._client)
-        except self.provider_errors() as error:
+        except (getattr(self._sdk, self.error_class), *self.other_errors) as error:
             raise model_error(self.provider, self.endpoint, error) from error
 
     async def aclose(self) -> None:

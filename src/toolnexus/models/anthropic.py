@@ -125,6 +125,8 @@ class AnthropicModel(SDKModel):
     provider = "anthropic"
     client_class = "AsyncAnthropic"
     default_endpoint = "https://api.anthropic.com"
+    error_class = "AnthropicError"
+    other_errors = (TypeError,)  # the SDK's word for "no API key or other credentials found"
 
     def __init__(
         self,
@@ -145,10 +147,6 @@ class AnthropicModel(SDKModel):
         if self.cache_ttl is None:
             return None
         return next(tokens for pattern, tokens in MIN_CACHEABLE_TOKENS if re.search(pattern, self.model))
-
-    def provider_errors(self) -> tuple[type[BaseException], ...]:
-        # TypeError: the SDK's word for "no API key or other credentials found"
-        return (self._sdk.AnthropicError, TypeError)
 
     async def __call__(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]

@@ -119,6 +119,7 @@ class OpenAIChatModel(SDKModel):
     provider = "openai"
     client_class = "AsyncOpenAI"
     default_endpoint = "https://api.openai.com/v1"
+    error_class = "OpenAIError"
     min_cacheable_tokens = 1024  # OpenAI caches no shorter prefix
 
     def __init__(
@@ -138,9 +139,6 @@ class OpenAIChatModel(SDKModel):
         if self.prompt_cache_key is DERIVED:
             return derived_cache_key(system) if system else None
         return self.prompt_cache_key
-
-    def provider_errors(self) -> tuple[type[BaseException], ...]:
-        return (self._sdk.OpenAIError,)
 
     async def __call__(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]

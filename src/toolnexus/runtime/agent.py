@@ -168,13 +168,12 @@ class Agent:
         tools = await asyncio.to_thread(self.session_tools, profile, found_skills)
         # The catalog, then the daily notes (what changes most), each a part after the soul:
         # the soul's stable prefix stays cacheable.
-        extra = [text for text in (found_skills.prompt(), prelude) if text]
-        if not extra:
-            return Session(self.model, soul, found, tools, self.max_turns)
         parts = list(soul.parts)
-        for text in extra:
+        for text in filter(None, (found_skills.prompt(), prelude)):
             parts.append((f"\n\n{text}" if parts else text, False))
-        return Session(self.model, Soul(parts, persona=soul.persona), found, tools, self.max_turns)
+        if len(parts) > len(soul.parts):
+            soul = Soul(parts, persona=soul.persona)
+        return Session(self.model, soul, found, tools, self.max_turns)
 
     def _private(self, profile: str | None) -> bool:
         """Whether a session of ``profile`` (or, for none, the agent's own) keeps memory private."""
