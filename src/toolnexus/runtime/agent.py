@@ -111,7 +111,7 @@ class Agent:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         self.home, self.model, self.name, self.description = home, model, name, description
-        self.memory = memory
+        self.memory, self.max_turns, self.profile = memory, max_turns, profile
         for tool in tools:
             check_tool(tool)
         self.tools: tuple[ToolSpec, ...] = (*([memory] if memory is not None else []), *tools)
@@ -128,10 +128,8 @@ class Agent:
             raise ValueError(
                 f"two tools are named {', '.join(map(repr, duplicates))}; tool names must be unique"
             )
-        self.max_turns = max_turns
         #: What every session's soul is fitted to, and the bootstrap names it is composed from.
         self.budget, self.names = checked_budget(budget), select_names(files, profile)
-        self.profile = profile
         #: The home, resolved once: every session composes from this very source.
         self.source: SourceBase = resolve(home)
         self._said_uncacheable = False
