@@ -129,7 +129,6 @@ class OpenAIChatModel(SDKModel):
             kind = type(prompt_cache_key).__name__
             raise TypeError(f"prompt_cache_key must be a string or None, not {kind}")
         if client.get("base_url") is not None and client.get("api_key") is None:
-            # local servers need no key, the SDK needs one
             client["api_key"] = None if os.environ.get("OPENAI_API_KEY") else "unused"
         super().__init__(model, **client)
         self.prompt_cache_key = prompt_cache_key
@@ -149,5 +148,5 @@ class OpenAIChatModel(SDKModel):
         key = self.cache_key(system)
         if key is not None:
             request["prompt_cache_key"] = key
-        reply = await self.request(lambda client: client.chat.completions.create(**request, **self.options))
-        return from_openai_completion(reply)
+        answer = await self.request(lambda client: client.chat.completions.create(**request, **self.options))
+        return from_openai_completion(answer)
