@@ -9,7 +9,7 @@ import errno
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -74,11 +74,9 @@ class MemoryStore(Protocol):
 
 
 class FolderStore(MemoryStore, Protocol):
-    """A :class:`MemoryStore` that also reaches the other files of its home (topic files); every
-    built-in store is one. ``name`` may hold folders; a write makes missing ones. ``file``: another
-    file of the home, with the same guarantees; ``listing``: ``{path relative to the home: size}``
-    of every file below ``folder`` (no hidden names); ``remove``: ``False`` if the file was not
-    there; ``rename``: never over an existing file."""
+    """A :class:`MemoryStore` that also reaches the other files of its home (topic files; ``name``
+    may hold folders, made by a write), as every built-in store does. ``listing``: ``{path relative
+    to the home: size}``, no hidden names; ``remove``: ``False`` if absent; ``rename``: never over a file."""
 
     def file(self, name: str) -> FolderStore: ...
 
@@ -89,12 +87,12 @@ class FolderStore(MemoryStore, Protocol):
     def rename(self, name: str) -> Moved: ...
 
 
-_process_locks: dict[str, threading.Lock] = {}
+_process_locks: dict[Hashable, threading.Lock] = {}
 _process_locks_guard = threading.Lock()
 
 
-def process_lock(key: str) -> threading.Lock:
-    """One lock per file in this process: threads sharing a client queue here, not at the CAS."""
+def process_lock(key: Hashable) -> threading.Lock:
+    """One lock per key (a file, a probe) in this process: threads sharing a client queue here."""
     with _process_locks_guard:
         return _process_locks.setdefault(key, threading.Lock())
 
@@ -126,9 +124,8 @@ def fsspec_listing(home: Any, folder: str) -> dict[str, int]:
 
 class CompareAndSwapStore:
     """A file on an object store whose writes are conditional on the version read. Subclasses
-    write the primitives on any path (:meth:`get`, :meth:`put`, :meth:`delete`; optionally
-    :meth:`put_with_lineage` and :meth:`delete_if`). ``probe`` is handed in (it is built on this
-    class): it checks first that the server refuses a stale write."""
+    write the primitives (:meth:`get`, :meth:`put`, :meth:`delete`; optionally :meth:`put_with_lineage`,
+    :meth:`delete_if`); ``probe`` (built on this class) first checks that the server refuses a stale write."""
 
     #: How the conditions are spelled, for messages: (must-not-exist, must-match).
     conditions: tuple[str, str] = ("", "")
@@ -145,10 +142,8 @@ class CompareAndSwapStore:
     ) -> None:
         self.fs: Any = getattr(home, "fs", None)
         self.probe, self.delete_probe = probe, delete_probe
-        self.home = home
-        self.name = name
+        self.home, self.name, self.location = home, name, home.location
         self.path: str = home.path_of(name)
-        self.location: str = home.location
         self._lock = process_lock(f"{id(self.client)}:{self.path}")
 
     @property
@@ -241,8 +236,8 @@ class CompareAndSwapStore:
         )
 
     def _settle_failed_write(self, error: OSError, edit: str, over: Stored, data: bytes) -> None:
-        """A write raised, so it may or may not have been applied: return if it was, else raise
-        ``error`` (not applied; the SDK has already retried) or say that nobody can tell."""
+        """A write raised and may have been applied: return if it was, raise ``error`` if not (the
+        SDK has retried already), or say that nobody can tell."""
         failure = f"the write failed ({detail(error.__cause__ or error)})"
         try:
             now = self.read_stored()
@@ -281,10 +276,9 @@ class CompareAndSwapStore:
             return True
 
     def rename(self, name: str) -> Moved:
-        """A copy that must not overwrite anything, then a delete *at the version copied*; if the
-        original changed in between, the copy is taken back and the rename starts over, so an edit
-        made meanwhile is never lost (a reader between the steps sees both files, never neither).
-        Only once the server was seen to enforce conditional deletes."""
+        """A copy that must not overwrite anything, then a delete *at the version copied* (checked
+        by the probe); if the original changed in between, the copy is taken back and the rename
+        starts over: no edit lost, and a reader between the steps sees both files, never neither."""
         self.probe(self)
         if self.delete_probe is not None:
             self.delete_probe(self)

@@ -13,7 +13,7 @@ import secrets
 import stat
 from collections.abc import Iterator
 
-from toolnexus._fs import local_files, open_folders, read_capped
+from toolnexus._fs import DIR_FLAGS, FILE_FLAGS, local_files, open_folders, read_capped
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, read_error
 from toolnexus.stores.base import MEMORY_FILE, Change, Moved, Plan, process_lock
@@ -25,10 +25,7 @@ except ImportError:  # pragma: no cover - Windows: the process-local lock is all
 
 __all__ = ["LocalStore"]
 
-_NOFOLLOW, _CLOEXEC = getattr(os, "O_NOFOLLOW", 0), getattr(os, "O_CLOEXEC", 0)
-_OPEN_READ = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
-_OPEN_TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
-_OPEN_DIR = os.O_RDONLY | _CLOEXEC | getattr(os, "O_DIRECTORY", 0)
+_OPEN_TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class LocalStore:
@@ -48,43 +45,41 @@ class LocalStore:
     def read(self) -> bytes | None:
         """The first cap + 1 bytes of the file; a symlink or non-file there is refused, not followed."""
         try:
-            root_fd = os.open(self.root, _OPEN_DIR)
+            root_fd = os.open(self.root, DIR_FLAGS)
         except FileNotFoundError:
             return None
         except OSError as error:
             raise read_error(error, self.location, self.name, action="read") from error
         try:
-            with self._opened(root_fd, create=False) as folders:
-                return None if folders is None else self._read_at(folders[-1])
+            return self._read_at(root_fd)
         finally:
             os.close(root_fd)
 
-    def _read_at(self, parent: int) -> bytes | None:
-        try:
-            fd = os.open(self._leaf, _OPEN_READ, dir_fd=parent)
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise BootstrapError(
-                    f"{self.name} in {self.location} is a symlink; memory_tool only edits a regular file"
-                ) from error
-            raise read_error(error, self.location, self.name, action="read") from error
-        try:
-            data = read_capped(fd, MAX_BOOTSTRAP_FILE_BYTES)[0]
-        except OSError as error:
-            raise read_error(error, self.location, self.name, action="read") from error
-        finally:
-            os.close(fd)
+    def _read_at(self, root_fd: int) -> bytes | None:
+        with self._opened(root_fd, create=False) as folders:
+            if folders is None:
+                return None
+            try:
+                fd = os.open(self._leaf, FILE_FLAGS, dir_fd=folders[-1])
+                try:
+                    data = read_capped(fd, MAX_BOOTSTRAP_FILE_BYTES)[0]
+                finally:
+                    os.close(fd)
+            except FileNotFoundError:
+                return None
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise BootstrapError(
+                        f"{self.name} in {self.location} is a symlink; memory_tool only edits a regular file"
+                    ) from error
+                raise read_error(error, self.location, self.name, action="read") from error
         if data is None:
             raise BootstrapError(f"{self.name} in {self.location} is not a regular file; not editing it")
         return data
 
     def update(self, plan: Plan) -> Change:
         with self._locked() as root_fd:
-            with self._opened(root_fd, create=False) as folders:
-                current = None if folders is None else self._read_at(folders[-1])
-            change = plan(current)
+            change = plan(self._read_at(root_fd))
             if change.data is not None:
                 with self._opened(root_fd, create=True) as folders:
                     assert folders is not None  # made when missing
@@ -120,25 +115,18 @@ class LocalStore:
         with self._locked() as root_fd, self._opened(root_fd, create=False) as folders:
             if folders is None or not _is_entry(self._leaf, folders[-1]):
                 return "missing"
-            moved = target._rename_into(root_fd, self._leaf, folders[-1])
-            if moved == "renamed":
-                self._prune(folders)
-            return moved
-
-    def _rename_into(self, root_fd: int, leaf: str, source: int) -> Moved:
-        """Rename ``leaf`` of folder ``source`` to this file, unless this file already exists."""
-        with self._opened(root_fd, create=True) as folders:
-            assert folders is not None  # made when missing
-            parent = folders[-1]
-            if _is_entry(self._leaf, parent):
-                return "exists"
-            try:
-                os.rename(leaf, self._leaf, src_dir_fd=source, dst_dir_fd=parent)
-            except OSError as error:
-                raise read_error(error, self.location, self.name, action="write") from error
-            for fd in {parent, source}:
-                with contextlib.suppress(OSError):
-                    os.fsync(fd)  # make the rename itself durable
+            with target._opened(root_fd, create=True) as into:
+                assert into is not None  # made when missing
+                if _is_entry(target._leaf, into[-1]):
+                    return "exists"
+                try:
+                    os.rename(self._leaf, target._leaf, src_dir_fd=folders[-1], dst_dir_fd=into[-1])
+                except OSError as error:
+                    raise read_error(error, target.location, target.name, action="write") from error
+                for fd in {into[-1], folders[-1]}:
+                    with contextlib.suppress(OSError):
+                        os.fsync(fd)  # make the rename itself durable
+            self._prune(folders)
             return "renamed"
 
     @contextlib.contextmanager
@@ -171,7 +159,7 @@ class LocalStore:
         """Exclusive among writers in all processes: ``flock`` on the home directory's own fd."""
         with process_lock(self.path):
             try:
-                dir_fd = os.open(self.root, _OPEN_DIR)
+                dir_fd = os.open(self.root, DIR_FLAGS)
             except OSError as error:
                 raise read_error(error, self.location, self.name, action="lock the home of") from error
             try:

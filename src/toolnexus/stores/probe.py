@@ -1,9 +1,7 @@
-"""Before a store trusts its server's conditional writes, check once that the server enforces them:
-some accept the conditions and ignore them (s3rver's ``If-Match``, gcp-storage-emulator's
-``ifGenerationMatch``, fake-gcs-server's conditional delete). The probe works on a fresh object of
-its own, so it never touches anyone's data. Verdicts are kept per server, bucket and check for the
-process; a failure to *run* a probe is raised, not kept.
-"""
+"""Before a store trusts its server's conditional writes, check once, on a fresh object of its own,
+that the server enforces them: some ignore them (s3rver's ``If-Match``, gcp-storage-emulator's
+``ifGenerationMatch``, fake-gcs-server's conditional delete). Verdicts are kept per server, bucket
+and check for the process; a failure to *run* a probe is raised, not kept."""
 
 from __future__ import annotations
 
@@ -11,20 +9,16 @@ import contextlib
 import errno
 import logging
 import secrets
-import threading
-from collections.abc import Callable
 
 from toolnexus.errors import BootstrapError, read_error
-from toolnexus.stores.base import CompareAndSwapStore
+from toolnexus.stores.base import CompareAndSwapStore, process_lock
 
 __all__ = ["forget_verdicts", "refusal", "require_conditional_delete", "require_enforced"]
 
 _log = logging.getLogger(__name__)
 
-#: ``None`` (enforced) or the reason, per ``(*store.server_key(), check)``; one lock per key.
+#: ``None`` (enforced) or the reason, per ``(*store.server_key(), check)``.
 _verdicts: dict[tuple[str, ...], str | None] = {}
-_locks: dict[tuple[str, ...], threading.Lock] = {}
-_guard = threading.Lock()
 
 #: What each check guards, for its refusal: the edit, what could go wrong, the first way out.
 _REFUSALS = {
@@ -43,8 +37,7 @@ _REFUSALS = {
 
 def forget_verdicts() -> None:
     """Forget every probe verdict (tests, or after a server was reconfigured)."""
-    with _guard:
-        _verdicts.clear()
+    _verdicts.clear()
 
 
 def require_enforced(store: CompareAndSwapStore) -> None:
@@ -72,26 +65,23 @@ def refusal(store: CompareAndSwapStore, reason: str, check: str = "writes") -> B
 def _require(store: CompareAndSwapStore, check: str) -> None:
     """Probe once per server, bucket and check (concurrent callers wait for the first)."""
     key = (*store.server_key(), check)
-    with _guard:
-        lock = _locks.setdefault(key, threading.Lock())
-    with lock:
+    with process_lock(key):
         if key not in _verdicts:
-            _verdicts[key] = _probe(store, _writes if check == "writes" else _deletes)
+            _verdicts[key] = _probe(store, check)
         reason = _verdicts[key]
     if reason is not None:
         raise refusal(store, reason, check)
 
 
-def _probe(store: CompareAndSwapStore, check: Callable[[CompareAndSwapStore, str], str | None]) -> str | None:
+def _probe(store: CompareAndSwapStore, check: str) -> str | None:
     """Create a fresh probe object, run ``check`` on it, delete it: the reason the server failed,
-    or None. Its name is fresh, so its own bytes already there are this very create, whose answer
-    was lost (the SDK's retry met ``If-None-Match``)."""
+    or None. Its own bytes already there are this very create, whose answer was lost."""
     path = store.home.path_of(f".toolnexus-probe-{secrets.token_hex(8)}")
     data = b"toolnexus conditional-write probe\n"
     try:
         if not store.put(path, data, None) and store.get(path)[0] != data:
             raise BootstrapError(f"{path}: a freshly named probe object already exists")
-        return check(store, path)
+        return _writes(store, path) if check == "writes" else _deletes(store, path)
     except Exception as error:
         raise read_error(error, store.location, store.name, action="write") from error
     finally:
