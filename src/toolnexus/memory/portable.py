@@ -18,16 +18,7 @@ from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.edits import NATIVE, PORTABLE, plan_edit, readable_text
 from toolnexus.memory.native import NativeMemory, is_native
-from toolnexus.memory.paths import (
-    MAX_DEPTH,
-    MAX_FILES,
-    MAX_TOTAL_BYTES,
-    ROOT,
-    SPECIAL_FILES,
-    USER_FILE,
-    parse,
-    topic_count,
-)
+from toolnexus.memory.paths import MAX_DEPTH, ROOT, SPECIAL_FILES, USER_FILE, parse
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
 from toolnexus.recall import (
     PRIVATE_PROFILES,
@@ -111,13 +102,14 @@ def _check_arguments(arguments: Mapping[str, Any], targets: Mapping[str, str]) -
     if not isinstance(command, str) or command not in _FIELDS:
         return f"error: command must be one of {', '.join(_FIELDS)} (got {command!r})."
     fields = _FIELDS[command]
+    takes = " and ".join(map(repr, fields)) or "no other fields"
     for field, value in arguments.items():
         if field in ("command", "target", "file") or value is None:
             continue  # None: some tool-calling modes send every field, unused ones as null
         if field not in INPUT_SCHEMA["properties"]:
-            return f"error: unknown field {field!r}; {command} takes {_describe(fields)}."
+            return f"error: unknown field {field!r}; {command} takes {takes}."
         if field not in fields:
-            return f"error: {command} takes {_describe(fields)}, not {field!r}; leave {field!r} out."
+            return f"error: {command} takes {takes}, not {field!r}; leave {field!r} out."
     target, file = arguments.get("target"), arguments.get("file")
     if target is not None and target not in targets:
         if target == "user":
@@ -135,10 +127,6 @@ def _check_arguments(arguments: Mapping[str, Any], targets: Mapping[str, str]) -
         if field in ("old", "content") and not value.strip():
             return f"error: {field!r} must not be empty."
     return None
-
-
-def _describe(fields: tuple[str, ...]) -> str:
-    return " and ".join(repr(field) for field in fields) if fields else "no other fields"
 
 
 def _edit(command: str, text: str, arguments: Mapping[str, Any], name: str) -> tuple[str | None, str]:
@@ -179,15 +167,6 @@ def _view(current: bytes | None, name: str) -> str:
     if current is not None and len(current) > MAX_BOOTSTRAP_FILE_BYTES:
         text += f"\n[…more: {name} is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit]"
     return text
-
-
-def _topic_listing(files: Mapping[str, int], folder: str) -> str:
-    if not files:
-        where = f"in {folder}" if folder else "yet"
-        return f'No topic files {where}. Use append with a file (e.g. "projects/aster.md") to start one.'
-    lines = [f"{path} ({size} bytes)" for path, size in sorted(files.items())]
-    head = f"Topic files{f' in {folder}' if folder else ''} ({topic_count(files)} of {MAX_FILES} files, "
-    return "\n".join([f"{head}{sum(files.values())} of {MAX_TOTAL_BYTES} bytes):", *lines])
 
 
 def _private_refusal(arguments: Mapping[str, Any], today: str, native: bool) -> ToolReply | None:
@@ -345,10 +324,7 @@ class MemoryTool:
         snapshot = topics.snapshot()
         if command == "view":
             if not parts or snapshot.is_folder(relative):
-                files = snapshot.below(relative) if parts else snapshot.files
-                return ToolReply(
-                    _topic_listing({f"{relative}/{p}" if parts else p: n for p, n in files.items()}, relative)
-                )
+                return ToolReply(snapshot.summary(relative))
             current = topics.store(relative).read() if topics.supported else None
             return ToolReply(_view(current, relative))
         if not parts or snapshot.is_folder(relative):
@@ -387,13 +363,9 @@ def memory_tool(
     clock: Clock | None = None,
     timezone: str | tzinfo | None = None,
 ) -> MemoryTool:
-    """The memory tool for a persona home — the same locations as ``compose_soul``.
-
-    ``user=False`` restricts it to MEMORY.md. A home that cannot be written fails now
-    (:class:`BootstrapError` saying why). Edits are never reported "ok" if another writer could
-    silently undo them: a filesystem without checked compare-and-swap is refused unless
-    ``single_writer=True`` (your word that only this process writes the home). ``clock`` and
-    ``timezone`` (default UTC) say which day's note is today's."""
+    """The memory tool for a persona home — the same locations as ``compose_soul``; ``user=False``:
+    MEMORY.md only. A home that cannot be written, or (unless ``single_writer=True``) has no checked
+    compare-and-swap, fails now. ``clock`` and ``timezone`` (default UTC) say which day is today."""
     today = Today(clock, timezone)  # a bad clock or zone fails before any I/O
     source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)
     store = source.writer(MEMORY_FILE, single_writer=single_writer)

@@ -29,17 +29,28 @@ class Snapshot:
         prefix = f"{relative}/" if relative else ""
         return any(path.startswith(prefix) for path in self.files)
 
+    def summary(self, folder: str) -> str:
+        """The portable commands' listing of the topic files below ``folder`` (``""``: all)."""
+        prefix = f"{folder}/" if folder else ""
+        files = {path: size for path, size in self.files.items() if path.startswith(prefix)}
+        if not files:
+            where = f"in {folder}" if folder else "yet"
+            return f'No topic files {where}. Use append with a file (e.g. "projects/aster.md") to start one.'
+        lines = [f"{path} ({size} bytes)" for path, size in sorted(files.items())]
+        head = f"Topic files{f' in {folder}' if folder else ''} ({topic_count(files)} of {MAX_FILES} files, "
+        return "\n".join([f"{head}{sum(files.values())} of {MAX_TOTAL_BYTES} bytes):", *lines])
+
     def below(self, relative: str) -> dict[str, int]:
         """The files below a folder, by path relative to it."""
         prefix = f"{relative}/"
         return {path[len(prefix) :]: size for path, size in self.files.items() if path.startswith(prefix)}
 
-    def file_on_the_way(self, parts: tuple[str, ...]) -> str | None:
-        """A file where ``parts`` needs a folder (``a.md`` for ``a.md/b.md``), if any."""
+    def problem(self, parts: tuple[str, ...]) -> str | None:
+        """Why no topic file can be made at ``parts``: its name, or a file where it needs a folder."""
         for depth in range(1, len(parts)):
-            if "/".join(parts[:depth]) in self.files:
-                return "/".join(parts[:depth])
-        return None
+            if (folder := "/".join(parts[:depth])) in self.files:
+                return name_problem(parts) or f"{folder} is a file, not a folder"
+        return name_problem(parts)
 
 
 class Topics:
@@ -71,12 +82,9 @@ class Topics:
                 f"Cannot create {shown}: this home's store keeps only MEMORY.md and USER.md "
                 "(it has no topic files); keep your notes in those."
             )
-        problem = name_problem(parts)
+        problem = snapshot.problem(parts)
         if problem is not None:
             return voice.error(f"Cannot create {shown}: {problem}.")
-        blocking = snapshot.file_on_the_way(parts)
-        if blocking is not None:
-            return voice.error(f"Cannot create {shown}: {blocking} is a file, not a folder.")
         counted = topic_count(["/".join(parts)])  # a daily note does not count
         if counted and topic_count(snapshot.files) >= MAX_FILES:
             return voice.error(
