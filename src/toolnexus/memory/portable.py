@@ -20,16 +20,8 @@ from toolnexus.memory.edits import NATIVE, PORTABLE, plan_edit, readable_text
 from toolnexus.memory.native import NativeMemory, is_native
 from toolnexus.memory.paths import MAX_DEPTH, ROOT, SPECIAL_FILES, USER_FILE, parse
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
-from toolnexus.recall import (
-    PRIVATE_PROFILES,
-    Clock,
-    MemoryIndex,
-    Today,
-    daily_day,
-    memory_index,
-    recall_tools,
-)
-from toolnexus.recall.daily import recent_days
+from toolnexus.recall import MemoryIndex, memory_index, recall_tools
+from toolnexus.recall.daily import PRIVATE_PROFILES, Clock, Today, daily_day, recent_days
 from toolnexus.recall.daily import today_description as daily_description
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 from toolnexus.stores.base import MEMORY_FILE, MemoryStore, Plan

@@ -1,7 +1,6 @@
-"""Topic files: the home's ``memory/`` folder, written exactly as MEMORY.md is (through
-``store.file("memory/<path>")``). The name rules and limits of :mod:`.paths` are checked against a
-fresh listing before each write, not locked: two writers may each overshoot by one write. A folder
-is deleted or renamed file by file (object stores have no folders): never a file lost."""
+"""Topic files: the home's ``memory/`` folder, written as MEMORY.md is (``store.file``). The rules
+of :mod:`.paths` are checked against a fresh listing before each write, not locked (two writers may
+each overshoot by one write); a folder is deleted or renamed file by file: never a file lost."""
 
 from __future__ import annotations
 
@@ -104,15 +103,11 @@ class Topics:
             if current is None and missing is not None:
                 return Change(None, missing)
             change = plan(current)
-            if change.data is not None and others + len(change.data) > MAX_TOTAL_BYTES:
-                return Change(
-                    None,
-                    voice.error(
-                        f"refused — all topic files together would grow to {others + len(change.data)} "
-                        f"bytes, over their {MAX_TOTAL_BYTES}-byte limit. Condense first: {voice.condense}."
-                    ),
-                )
-            return change
+            total = others + len(change.data or b"")
+            if change.data is None or total <= MAX_TOTAL_BYTES:
+                return change
+            why = f"all topic files together would grow to {total} bytes, over their {MAX_TOTAL_BYTES}-byte"
+            return Change(None, voice.error(f"refused — {why} limit. Condense first: {voice.condense}."))
 
         return ToolReply.of(self.store(relative).update(bounded).reply)
 
