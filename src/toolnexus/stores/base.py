@@ -25,10 +25,10 @@ __all__ = [
     "Change",
     "CompareAndSwapStore",
     "FolderStore",
+    "HomeFile",
     "MemoryStore",
     "Moved",
     "Plan",
-    "fsspec_listing",
     "process_lock",
     "storage_action",
 ]
@@ -113,16 +113,55 @@ def storage_action(fs: Any, location: str, name: str, action: str, *paths: str) 
             fs.invalidate_cache(path)
 
 
-def fsspec_listing(home: Any, folder: str) -> dict[str, int]:
-    """The files below ``folder`` of a home on a filesystem, by path relative to the home."""
-    try:
-        files = fsspec_files(home.fs, home.path_of(folder))
-    except Exception as error:
-        raise read_error(error, home.location, folder, action="list") from error
-    return {f"{folder}/{path}": size for path, size in files.items()}
+class HomeFile:
+    """A file of a home on a filesystem (``home.fs``), read by :meth:`get`; a subclass sets the
+    ``_lock`` that writers of this file take in this process."""
+
+    _lock: threading.Lock
+
+    def __init__(self, home: Any, name: str = MEMORY_FILE) -> None:
+        self.fs: Any = getattr(home, "fs", None)
+        self.home, self.name, self.location = home, name, home.location
+        self.path: str = home.path_of(name)
+
+    def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
+        """The first cap + 1 bytes and their version from one read (and the lineage, if any)."""
+        raise NotImplementedError
+
+    def delete(self, path: str) -> None:
+        raise NotImplementedError
+
+    def read_stored(self) -> Stored:
+        """This file's :meth:`get`, a failure naming it."""
+        try:
+            return Stored(*self.get(self.path))
+        except Exception as error:
+            raise read_error(error, self.location, self.name, action="read") from error
+
+    def read_versioned(self) -> tuple[bytes | None, str | None]:
+        return self.read_stored()[:2]
+
+    def read(self) -> bytes | None:
+        return self.read_stored().data
+
+    def listing(self, folder: str) -> dict[str, int]:
+        try:
+            files = fsspec_files(self.fs, self.home.path_of(folder))
+        except Exception as error:
+            raise read_error(error, self.location, folder, action="list") from error
+        return {f"{folder}/{path}": size for path, size in files.items()}
+
+    def remove(self) -> bool:
+        """An unconditional delete: whatever edit came before it, the file is gone after it."""
+        with self._lock:
+            if self.read() is None:
+                return False
+            with storage_action(self.fs, self.location, self.name, "delete", self.path):
+                self.delete(self.path)
+            return True
 
 
-class CompareAndSwapStore:
+class CompareAndSwapStore(HomeFile):
     """A file on an object store whose writes are conditional on the version read. Subclasses
     write the primitives (:meth:`get`, :meth:`put`, :meth:`delete`; optionally :meth:`put_with_lineage`,
     :meth:`delete_if`); ``probe`` (built on this class) first checks that the server refuses a stale write."""
@@ -140,10 +179,8 @@ class CompareAndSwapStore:
         probe: Callable[[CompareAndSwapStore], None],
         delete_probe: Callable[[CompareAndSwapStore], None] | None = None,
     ) -> None:
-        self.fs: Any = getattr(home, "fs", None)
+        super().__init__(home, name)
         self.probe, self.delete_probe = probe, delete_probe
-        self.home, self.name, self.location = home, name, home.location
-        self.path: str = home.path_of(name)
         self._lock = process_lock(f"{id(self.client)}:{self.path}")
 
     @property
@@ -160,10 +197,6 @@ class CompareAndSwapStore:
         """The bucket or container: the unit the probe's verdict is cached for."""
         return str(self.fs.split_path(self.path)[0])
 
-    def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
-        """The first cap + 1 bytes and their version from one read (and the lineage, if any)."""
-        raise NotImplementedError
-
     def put(self, path: str, data: bytes, version: str | None) -> bool:
         """Write only if still at ``version`` (``None``: absent); ``False`` on a conflict."""
         raise NotImplementedError
@@ -172,25 +205,9 @@ class CompareAndSwapStore:
         """:meth:`put`, keeping ``lineage`` in the metadata; dropped by default (bytes then decide)."""
         return self.put(path, data, version)
 
-    def delete(self, path: str) -> None:
-        raise NotImplementedError
-
     def delete_if(self, path: str, version: str) -> bool:
         """Delete the object only if it is still at ``version``; ``False`` on a conflict."""
         raise NotImplementedError
-
-    def read_stored(self) -> Stored:
-        """This file's :meth:`get`, a failure naming it."""
-        try:
-            return Stored(*self.get(self.path))
-        except Exception as error:
-            raise read_error(error, self.location, self.name, action="read") from error
-
-    def read_versioned(self) -> tuple[bytes | None, str | None]:
-        return self.read_stored()[:2]
-
-    def read(self) -> bytes | None:
-        return self.read_stored().data
 
     def put_if(self, data: bytes, version: str | None, lineage: str | None = None) -> bool:
         """This file's :meth:`put` (or :meth:`put_with_lineage`), a failure naming it."""
@@ -262,18 +279,9 @@ class CompareAndSwapStore:
     def file(self, name: str) -> CompareAndSwapStore:
         return type(self)(self.home, name, probe=self.probe, delete_probe=self.delete_probe)
 
-    def listing(self, folder: str) -> dict[str, int]:
-        return fsspec_listing(self.home, folder)
-
     def remove(self) -> bool:
-        """An unconditional delete: whatever edit came before it, the file is gone after it."""
         self.probe(self)
-        with self._lock:
-            if self.read() is None:
-                return False
-            with storage_action(self.fs, self.location, self.name, "delete", self.path):
-                self.delete(self.path)
-            return True
+        return super().remove()
 
     def rename(self, name: str) -> Moved:
         """A copy that must not overwrite anything, then a delete *at the version copied* (checked

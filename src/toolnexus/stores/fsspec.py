@@ -10,15 +10,14 @@ from typing import Any
 
 from toolnexus._aio import run_on_loop
 from toolnexus._fs import is_empty_range_error
-from toolnexus.errors import read_error
 from toolnexus.stores.base import (
     MEMORY_FILE,
     READ_LIMIT,
     Change,
     CompareAndSwapStore,
+    HomeFile,
     Moved,
     Plan,
-    fsspec_listing,
     process_lock,
     storage_action,
 )
@@ -30,29 +29,28 @@ __all__ = ["AzureBlobStore", "FsspecStore", "GcsStore", "S3Store"]
 _CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey"})
 
 
-class FsspecStore:
+class FsspecStore(HomeFile):
     """A file written plainly under a lock in this process: for ``memory://`` and single writers."""
 
     def __init__(self, home: Any, name: str = MEMORY_FILE) -> None:
-        self.home = home
-        self.fs = home.fs
-        self.name = name
-        self.path = home.path_of(name)
-        self.location = home.location
-        self._key = str(self.fs.unstrip_protocol(self.path))
+        super().__init__(home, name)
+        self._lock = process_lock(str(self.fs.unstrip_protocol(self.path)))
 
-    def read(self) -> bytes | None:
+    def get(self, path: str) -> tuple[bytes | None, None]:
         try:
-            return bytes(self.fs.cat_file(self.path, start=0, end=READ_LIMIT))
+            return bytes(self.fs.cat_file(path, start=0, end=READ_LIMIT)), None
         except FileNotFoundError:
-            return None
+            return None, None
         except Exception as error:
             if is_empty_range_error(error):
-                return b""
-            raise read_error(error, self.location, self.name, action="read") from error
+                return b"", None
+            raise
+
+    def delete(self, path: str) -> None:
+        self.fs.rm_file(path)
 
     def update(self, plan: Plan) -> Change:
-        with process_lock(self._key):
+        with self._lock:
             change = plan(self.read())
             if change.data is not None:
                 with storage_action(self.fs, self.location, self.name, "write", self.path):
@@ -62,20 +60,9 @@ class FsspecStore:
     def file(self, name: str) -> FsspecStore:
         return FsspecStore(self.home, name)
 
-    def listing(self, folder: str) -> dict[str, int]:
-        return fsspec_listing(self.home, folder)
-
-    def remove(self) -> bool:
-        with process_lock(self._key):
-            if self.read() is None:
-                return False
-            with storage_action(self.fs, self.location, self.name, "delete", self.path):
-                self.fs.rm_file(self.path)
-            return True
-
     def rename(self, name: str) -> Moved:
         target = self.file(name)
-        with process_lock(self._key):
+        with self._lock:
             if self.read() is None:
                 return "missing"
             if target.read() is not None:
