@@ -13,8 +13,6 @@ from toolnexus.memory.edits import Voice
 from toolnexus.memory.paths import FOLDER, MAX_FILES, MAX_TOTAL_BYTES, name_problem, topic_count
 from toolnexus.stores.base import Change, FolderStore, MemoryStore, Moved, Plan
 
-__all__ = ["Snapshot", "Topics"]
-
 _FOLDER_METHODS = ("file", "listing", "remove", "rename")
 
 

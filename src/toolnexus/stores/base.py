@@ -18,21 +18,6 @@ from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, _build, describe, detail, read_error
 from toolnexus.stores.lineage import Stored, applied, lineage_after, new_edit_id
 
-__all__ = [
-    "MAX_ATTEMPTS",
-    "MEMORY_FILE",
-    "READ_LIMIT",
-    "Change",
-    "CompareAndSwapStore",
-    "FolderStore",
-    "HomeFile",
-    "MemoryStore",
-    "Moved",
-    "Plan",
-    "process_lock",
-    "storage_action",
-]
-
 MEMORY_FILE = "MEMORY.md"
 
 #: Every read is capped here, so an outsized file costs no more than the cap.

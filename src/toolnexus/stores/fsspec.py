@@ -23,8 +23,6 @@ from toolnexus.stores.base import (
 )
 from toolnexus.stores.lineage import AZURE_LINEAGE_KEY, LINEAGE_KEY, Stored, parse_lineage
 
-__all__ = ["AzureBlobStore", "FsspecStore", "GcsStore", "S3Store"]
-
 #: S3 error codes meaning "someone else changed the file since we read it": re-read and retry.
 _CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey"})
 

@@ -13,18 +13,6 @@ import re
 import secrets
 from typing import NamedTuple
 
-__all__ = [
-    "AZURE_LINEAGE_KEY",
-    "CREATED",
-    "LINEAGE_KEY",
-    "LINEAGE_LENGTH",
-    "Stored",
-    "applied",
-    "lineage_after",
-    "new_edit_id",
-    "parse_lineage",
-]
-
 #: Ids kept per object: about 600 bytes of metadata (S3 allows 2 KiB).
 LINEAGE_LENGTH = 64
 

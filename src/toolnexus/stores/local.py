@@ -23,7 +23,6 @@ try:
 except ImportError:  # pragma: no cover - Windows: the process-local lock is all there is
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LocalStore"]
 
 _OPEN_TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 

@@ -13,8 +13,6 @@ import secrets
 from toolnexus.errors import BootstrapError, read_error
 from toolnexus.stores.base import CompareAndSwapStore, process_lock
 
-__all__ = ["forget_verdicts", "refusal", "require_conditional_delete", "require_enforced"]
-
 _log = logging.getLogger(__name__)
 
 #: ``None`` (enforced) or the reason, per ``(*store.server_key(), check)``.
