@@ -1,7 +1,6 @@
-"""``memory_tool``: the opt-in tool that lets a persona keep notes in its own home — MEMORY.md,
-USER.md and topic files in ``memory/`` — with portable commands (view / append / replace /
-remove, after Letta's core memory) or Anthropic's built-in ones (:mod:`.native`). A mistake the
-model can fix is an error :class:`ToolReply`; storage failures raise."""
+"""``memory_tool``: a persona keeps notes in its home (MEMORY.md, USER.md, ``memory/``'s topic files)
+with portable commands (view / append / replace / remove, after Letta's core memory) or Anthropic's
+built-in ones (:mod:`.native`). Mistakes the model can fix are error replies; storage failures raise."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""A file in a local folder: writers take ``flock`` on the home directory itself (no lock file; readers
-never lock), re-read the file under the lock and replace it atomically (a fsynced temporary file,
-then ``os.replace``), across threads and processes on one machine. Folders below the home are
-reached one at a time with ``O_NOFOLLOW``, so no symlink leads out of the home; as on object
+"""A file in a local folder: writers take ``flock`` on the home directory (readers never lock), re-read
+the file and replace it atomically (a fsynced temporary file, then ``os.replace``). Folders below the
+home are opened one at a time with ``O_NOFOLLOW`` (no symlink leads out of the home); as on object
 stores, a folder exists while it holds a file (made by a write, removed when left empty)."""
 
 from __future__ import annotations
