@@ -9,6 +9,7 @@ import contextlib
 import errno
 import logging
 import secrets
+from functools import partial
 
 from toolnexus.errors import BootstrapError, read_error
 from toolnexus.stores.base import CompareAndSwapStore, process_lock
@@ -38,16 +39,6 @@ def forget_verdicts() -> None:
     _verdicts.clear()
 
 
-def require_enforced(store: CompareAndSwapStore) -> None:
-    """Raise :class:`BootstrapError` unless the store's server enforces its conditions."""
-    _require(store, "writes")
-
-
-def require_conditional_delete(store: CompareAndSwapStore) -> None:
-    """Raise unless the store's server refuses a delete at a stale version."""
-    _require(store, "deletes")
-
-
 def refusal(store: CompareAndSwapStore, reason: str, check: str = "writes") -> BootstrapError:
     """The error for a server that ignores the conditions: why, and the two ways out."""
     edit, danger, way_out = _REFUSALS[check]
@@ -61,7 +52,8 @@ def refusal(store: CompareAndSwapStore, reason: str, check: str = "writes") -> B
 
 
 def _require(store: CompareAndSwapStore, check: str) -> None:
-    """Probe once per server, bucket and check (concurrent callers wait for the first)."""
+    """Raise unless the server enforces ``check``, probed once per server and bucket (concurrent
+    callers wait for the first)."""
     key = (*store.server_key(), check)
     with process_lock(key):
         if key not in _verdicts:
@@ -69,6 +61,11 @@ def _require(store: CompareAndSwapStore, check: str) -> None:
         reason = _verdicts[key]
     if reason is not None:
         raise refusal(store, reason, check)
+
+
+#: The probes a store is handed: conditional writes (every store), conditional deletes (renames).
+require_enforced = partial(_require, check="writes")
+require_conditional_delete = partial(_require, check="deletes")
 
 
 def _probe(store: CompareAndSwapStore, check: str) -> str | None:
