@@ -30,9 +30,7 @@ class LocalStore:
     """A file of a local home, MEMORY.md unless ``name`` says otherwise (see the module docstring)."""
 
     def __init__(self, root: str, name: str = MEMORY_FILE) -> None:
-        self.root = root
-        self.name = name
-        self.location = root
+        self.root, self.name, self.location = root, name, root
         self.path = os.path.join(root, name)
         *folders, self._leaf = name.split("/")
         self._folders = tuple(folders)
