@@ -160,21 +160,13 @@ def _view(current: bytes | None, name: str) -> str:
     return text
 
 
-def _private_refusal(arguments: Mapping[str, Any], today: str, native: bool) -> ToolReply | None:
-    """In a group, subagent or cron session: only adding to today's note is allowed."""
+def _adds_to_today(arguments: Mapping[str, Any], today: str, native: bool) -> bool:
+    """Whether a call only adds to today's note: all a group, subagent or cron session may do."""
     command = arguments.get("command")
     if native:
         path = parse(str(arguments.get("path", "")))
-        if command in ("create", "insert") and not isinstance(path, str) and path.relative == today:
-            return None
-    elif command == "append" and str(arguments.get("file", "")).strip("/") in (TODAY_FILE, today):
-        return None
-    voice = NATIVE if native else PORTABLE
-    where = f"{ROOT}/{today} (create or insert)" if native else f'file "{TODAY_FILE}" (append)'
-    return voice.error(
-        "this is a shared or delegated session: your memory stays private here, so it cannot be "
-        f"read, searched or changed. You may only add a note to today's daily note, {where}."
-    )
+        return command in ("create", "insert") and not isinstance(path, str) and path.relative == today
+    return command == "append" and str(arguments.get("file", "")).strip("/") in (TODAY_FILE, today)
 
 
 class MemoryTool:
@@ -279,10 +271,12 @@ class MemoryTool:
 
     def _dispatch(self, arguments: Mapping[str, Any]) -> ToolReply:
         native = is_native(arguments)
-        if self.private:
-            refusal = _private_refusal(arguments, self.today.note(), native)
-            if refusal is not None:
-                return refusal
+        if self.private and not _adds_to_today(arguments, today := self.today.note(), native):
+            where = f"{ROOT}/{today} (create or insert)" if native else f'file "{TODAY_FILE}" (append)'
+            return (NATIVE if native else PORTABLE).error(
+                "this is a shared or delegated session: your memory stays private here, so it cannot be "
+                f"read, searched or changed. You may only add a note to today's daily note, {where}."
+            )
         if native:
             return self.native.run(arguments)
         problem = _check_arguments(arguments, self._targets)

@@ -69,14 +69,26 @@ require_conditional_delete = partial(_require, check="deletes")
 
 
 def _probe(store: CompareAndSwapStore, check: str) -> str | None:
-    """Create a fresh probe object, run ``check`` on it, delete it: the reason the server failed,
-    or None. Its own bytes already there are this very create, whose answer was lost."""
+    """Create a fresh probe object, run ``check`` (writes or deletes) on it, delete it: the reason
+    the server failed, or None. Its own bytes already there are this very create, its answer lost."""
     path = store.home.path_of(f".toolnexus-probe-{secrets.token_hex(8)}")
     data = b"toolnexus conditional-write probe\n"
     try:
         if not store.put(path, data, None) and store.get(path)[0] != data:
             raise BootstrapError(f"{path}: a freshly named probe object already exists")
-        return _writes(store, path) if check == "writes" else _deletes(store, path)
+        must_not_exist, must_match = store.conditions
+        if check == "deletes":  # a delete at a version the object cannot have
+            try:
+                deleted = store.delete_if(path, store.stale_version)
+            except NotImplementedError as missing:
+                return str(missing) or f"{type(store).__name__} has no delete_if"
+            return f"it let a delete at a stale {must_match} remove an object" if deleted else None
+        # a second must-not-exist write, then one at a version the object cannot have
+        if store.put(path, b"overwritten despite the condition\n", None):
+            return f"it let {must_not_exist} overwrite an existing object"
+        if store.put(path, b"overwritten despite a stale version\n", store.stale_version):
+            return f"it let a stale {must_match} overwrite an object"
+        return None
     except Exception as error:
         raise read_error(error, store.location, store.name, action="write") from error
     finally:
@@ -86,22 +98,3 @@ def _probe(store: CompareAndSwapStore, check: str) -> str | None:
             _log.warning("could not delete the probe object %s: %s", path, error)
         with contextlib.suppress(Exception):
             store.fs.invalidate_cache(path)
-
-
-def _writes(store: CompareAndSwapStore, path: str) -> str | None:
-    """A second must-not-exist write, then one at a version the object cannot have."""
-    must_not_exist, must_match = store.conditions
-    if store.put(path, b"overwritten despite the condition\n", None):
-        return f"it let {must_not_exist} overwrite an existing object"
-    if store.put(path, b"overwritten despite a stale version\n", store.stale_version):
-        return f"it let a stale {must_match} overwrite an object"
-    return None
-
-
-def _deletes(store: CompareAndSwapStore, path: str) -> str | None:
-    """A delete at a version the object cannot have."""
-    try:
-        deleted = store.delete_if(path, store.stale_version)
-    except NotImplementedError as missing:
-        return str(missing) or f"{type(store).__name__} has no delete_if"
-    return f"it let a delete at a stale {store.conditions[1]} remove an object" if deleted else None
