@@ -349,8 +349,10 @@ def memory_tool(
     timezone: str | tzinfo | None = None,
 ) -> MemoryTool:
     """The memory tool for a persona home — the same locations as ``compose_soul``; ``user=False``:
-    MEMORY.md only. A home that cannot be written, or (unless ``single_writer=True``) has no checked
-    compare-and-swap, fails now. ``clock`` and ``timezone`` (default UTC) say which day is today."""
+    MEMORY.md only. A home that cannot be written fails now. No edit is answered "ok" if another
+    writer could silently undo it: a home without checked compare-and-swap is refused unless
+    ``single_writer=True`` (your word that only this process writes it). ``clock`` and ``timezone``
+    (default UTC) say which day is today."""
     today = Today(clock, timezone)  # a bad clock or zone fails before any I/O
     source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)
     store = source.writer(MEMORY_FILE, single_writer=single_writer)
