@@ -74,14 +74,10 @@ class LoopedStore(CompareAndSwapStore):
     """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs), run on
     its loop; a ``lineage`` or ``version`` of ``None`` makes a plain put or delete."""
 
-    async def _get(self, path: str) -> Stored:
-        raise NotImplementedError
-
-    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> None:
-        raise NotImplementedError
-
-    async def _delete(self, path: str, version: str | None) -> None:
-        raise NotImplementedError
+    #: The coroutine functions each store writes: get; put and delete, at a version or plainly.
+    _get: Callable[[str], Coroutine[Any, Any, Stored]]
+    _put: Callable[[str, bytes, str | None, str | None], Coroutine[Any, Any, None]]
+    _delete: Callable[[str, str | None], Coroutine[Any, Any, None]]
 
     def _conflict(self, error: Exception, *, deleting: bool) -> bool:
         """Whether ``error`` is the server refusing the condition (a delete's: or the object gone)."""
