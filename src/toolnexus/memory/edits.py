@@ -44,31 +44,20 @@ NATIVE = Voice(
 )
 
 
-def _decode(current: bytes | None, name: str, voice: Voice) -> str | ToolReply:
-    """The text of an editable file (absent: ``""``), else the error refusing it."""
-    if current is None:
-        return ""
-    if len(current) > MAX_BOOTSTRAP_FILE_BYTES:
-        return voice.error(
-            f"{name} is already larger than the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit (it was written "
-            "outside this tool) and cannot be edited safely; ask the user to condense it."
-        )
-    try:
-        return current.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return voice.error(
-            f"{name} contains bytes that are not valid UTF-8 (at byte {error.start}), so it "
-            "is not edited — no text would survive intact; ask the user to fix the file."
-        )
-
-
 def plan_edit(name: str, edit: Edit, voice: Voice = PORTABLE) -> Plan:
-    """A store plan: decode ``name``'s bytes, apply ``edit``, refuse anything over the cap."""
+    """A store plan: decode ``name``'s bytes (absent: ``""``), apply ``edit``, refuse what is over the cap."""
 
     def plan(current: bytes | None) -> Change:
-        text = _decode(current, name, voice)
-        if isinstance(text, ToolReply):
-            return Change(None, text)
+        if current is not None and len(current) > MAX_BOOTSTRAP_FILE_BYTES:
+            why = f"{name} is already larger than the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit (it was written "
+            why += "outside this tool) and cannot be edited safely; ask the user to condense it."
+            return Change(None, voice.error(why))
+        try:
+            text = "" if current is None else current.decode("utf-8")
+        except UnicodeDecodeError as error:
+            why = f"{name} contains bytes that are not valid UTF-8 (at byte {error.start}), so it is not "
+            why += "edited — no text would survive intact; ask the user to fix the file."
+            return Change(None, voice.error(why))
         new_text, reply = edit(text)
         if new_text is None:
             return Change(None, voice.error(reply))

@@ -12,8 +12,8 @@ from toolnexus._reply import ToolReply
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.memory import reference
 from toolnexus.memory.edits import NATIVE, Edit, plan_edit, readable_text
-from toolnexus.memory.paths import ROOT, MemoryPath, name_problem, parse
-from toolnexus.memory.topics import Snapshot, Topics
+from toolnexus.memory.paths import ROOT, MemoryPath, parse
+from toolnexus.memory.topics import Topics
 from toolnexus.stores.base import MEMORY_FILE, Change, MemoryStore, Plan
 
 #: Required fields of each command, then optional ones (``new_str`` defaults to "": a deletion).
@@ -197,46 +197,32 @@ class NativeMemory:
         if new.is_root or new.special or new.relative in snapshot.files or snapshot.is_folder(new.relative):
             advice = f"\n{new.special} keeps its notes; add to it with insert instead." if new.special else ""
             return NATIVE.error(f"The destination {new.given} already exists{advice}")
+        missing = NATIVE.error(f"The path {old.given} does not exist")
         if old.special:
             if old.special not in self.stores:
-                return NATIVE.error(f"The path {old.given} does not exist")
+                return missing
             return NATIVE.error(
                 f"Cannot rename {old.given}: {old.special} keeps its name (it is part of your memory).\n"
                 f"To move notes, create a topic file with them, then str_replace them out of {old.given}."
             )
-        moves = _moves(old.relative, new.relative, snapshot.files)
+        prefix, cannot = f"{old.relative}/", f"Cannot rename {old.given} to {new.given}"
+        if old.relative in snapshot.files:
+            moves = [(old.relative, new.relative)]
+        else:  # every file below the folder
+            moves = [
+                (prefix + rest, f"{new.relative}/{rest}") for rest in sorted(snapshot.below(old.relative))
+            ]
         if not moves:
-            return NATIVE.error(f"The path {old.given} does not exist")
-        why = _move_problem(old, new, moves, snapshot)
-        if why is not None:
-            return NATIVE.error(f"Cannot rename {old.given} to {new.given}: {why}.")
+            return missing
+        if new.relative.startswith(prefix):
+            return NATIVE.error(f"{cannot}: {new.given} is inside {old.given}.")
+        for _, target in moves:
+            why = snapshot.problem(tuple(target.split("/")))
+            if why is not None:
+                return NATIVE.error(f"{cannot}: {why}.")
         outcome = self.topics.rename(moves)
         if outcome == "exists":
             return NATIVE.error(f"The destination {new.given} already exists")
         if outcome == "missing":
-            return NATIVE.error(f"The path {old.given} does not exist")
+            return missing
         return ToolReply(f"Successfully renamed {old.given} to {new.given}")
-
-
-def _moves(old: str, new: str, files: Mapping[str, int]) -> list[tuple[str, str]]:
-    """The topic files a rename moves: the file itself, or every file below the folder."""
-    if old in files:
-        return [(old, new)]
-    prefix = f"{old}/"
-    return [(path, new + path[len(old) :]) for path in sorted(files) if path.startswith(prefix)]
-
-
-def _move_problem(
-    old: MemoryPath, new: MemoryPath, moves: list[tuple[str, str]], snapshot: Snapshot
-) -> str | None:
-    """Why the files cannot move to their new names (the rules of a new topic file), if so."""
-    if new.relative.startswith(f"{old.relative}/"):
-        return f"{new.given} is inside {old.given}"
-    for _, target in moves:
-        parts = tuple(target.split("/"))
-        problem = name_problem(parts) or (
-            f"{blocking} is a file, not a folder" if (blocking := snapshot.file_on_the_way(parts)) else None
-        )
-        if problem is not None:
-            return problem
-    return None

@@ -1,7 +1,6 @@
-"""Where a ``/memories`` path lives in the home, and the rules a topic file's name must follow:
-``/memories/MEMORY.md`` and ``/memories/USER.md`` are the home's own files (in the soul); any other
-``/memories/<path>.md`` is a *topic file* in ``memory/``, read only through the tool. Each refusal
-says what to do instead."""
+"""Where a ``/memories`` path lives: ``/memories/MEMORY.md`` and ``/memories/USER.md`` are the home's
+own files (in the soul), any other ``/memories/<path>.md`` a *topic file* in ``memory/``, read only
+through the tool; and the rules a topic file's name follows, each refusal saying what to do instead."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""``memory_tool``: the opt-in tool that lets a persona keep notes in its own home — MEMORY.md,
-USER.md and topic files in ``memory/`` — with portable commands (view / append / replace /
-remove, after Letta's core memory) or Anthropic's built-in ones (:mod:`.native`). A mistake the
-model can fix is an error :class:`ToolReply`; storage failures raise."""
+"""``memory_tool``: a persona keeps notes in its home (MEMORY.md, USER.md, ``memory/``'s topic files)
+with portable commands (view / append / replace / remove, after Letta's core memory) or Anthropic's
+built-in ones (:mod:`.native`). Mistakes the model can fix are error replies; storage failures raise."""
 
 from __future__ import annotations
 
@@ -18,27 +17,10 @@ from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError
 from toolnexus.memory.edits import NATIVE, PORTABLE, plan_edit, readable_text
 from toolnexus.memory.native import NativeMemory, is_native
-from toolnexus.memory.paths import (
-    MAX_DEPTH,
-    MAX_FILES,
-    MAX_TOTAL_BYTES,
-    ROOT,
-    SPECIAL_FILES,
-    USER_FILE,
-    parse,
-    topic_count,
-)
+from toolnexus.memory.paths import MAX_DEPTH, ROOT, SPECIAL_FILES, USER_FILE, parse
 from toolnexus.memory.reference import DEFAULT_VIEW_CHARS
-from toolnexus.recall import (
-    PRIVATE_PROFILES,
-    Clock,
-    MemoryIndex,
-    Today,
-    daily_day,
-    memory_index,
-    recall_tools,
-)
-from toolnexus.recall.daily import recent_days
+from toolnexus.recall import MemoryIndex, memory_index, recall_tools
+from toolnexus.recall.daily import PRIVATE_PROFILES, Clock, Today, daily_day, recent_days
 from toolnexus.recall.daily import today_description as daily_description
 from toolnexus.sources import DEFAULT_ENGINE, SourceBase, resolve
 from toolnexus.stores.base import MEMORY_FILE, MemoryStore, Plan
@@ -111,13 +93,14 @@ def _check_arguments(arguments: Mapping[str, Any], targets: Mapping[str, str]) -
     if not isinstance(command, str) or command not in _FIELDS:
         return f"error: command must be one of {', '.join(_FIELDS)} (got {command!r})."
     fields = _FIELDS[command]
+    takes = " and ".join(map(repr, fields)) or "no other fields"
     for field, value in arguments.items():
         if field in ("command", "target", "file") or value is None:
             continue  # None: some tool-calling modes send every field, unused ones as null
         if field not in INPUT_SCHEMA["properties"]:
-            return f"error: unknown field {field!r}; {command} takes {_describe(fields)}."
+            return f"error: unknown field {field!r}; {command} takes {takes}."
         if field not in fields:
-            return f"error: {command} takes {_describe(fields)}, not {field!r}; leave {field!r} out."
+            return f"error: {command} takes {takes}, not {field!r}; leave {field!r} out."
     target, file = arguments.get("target"), arguments.get("file")
     if target is not None and target not in targets:
         if target == "user":
@@ -135,10 +118,6 @@ def _check_arguments(arguments: Mapping[str, Any], targets: Mapping[str, str]) -
         if field in ("old", "content") and not value.strip():
             return f"error: {field!r} must not be empty."
     return None
-
-
-def _describe(fields: tuple[str, ...]) -> str:
-    return " and ".join(repr(field) for field in fields) if fields else "no other fields"
 
 
 def _edit(command: str, text: str, arguments: Mapping[str, Any], name: str) -> tuple[str | None, str]:
@@ -181,30 +160,13 @@ def _view(current: bytes | None, name: str) -> str:
     return text
 
 
-def _topic_listing(files: Mapping[str, int], folder: str) -> str:
-    if not files:
-        where = f"in {folder}" if folder else "yet"
-        return f'No topic files {where}. Use append with a file (e.g. "projects/aster.md") to start one.'
-    lines = [f"{path} ({size} bytes)" for path, size in sorted(files.items())]
-    head = f"Topic files{f' in {folder}' if folder else ''} ({topic_count(files)} of {MAX_FILES} files, "
-    return "\n".join([f"{head}{sum(files.values())} of {MAX_TOTAL_BYTES} bytes):", *lines])
-
-
-def _private_refusal(arguments: Mapping[str, Any], today: str, native: bool) -> ToolReply | None:
-    """In a group, subagent or cron session: only adding to today's note is allowed."""
+def _adds_to_today(arguments: Mapping[str, Any], today: str, native: bool) -> bool:
+    """Whether a call only adds to today's note: all a group, subagent or cron session may do."""
     command = arguments.get("command")
     if native:
         path = parse(str(arguments.get("path", "")))
-        if command in ("create", "insert") and not isinstance(path, str) and path.relative == today:
-            return None
-    elif command == "append" and str(arguments.get("file", "")).strip("/") in (TODAY_FILE, today):
-        return None
-    voice = NATIVE if native else PORTABLE
-    where = f"{ROOT}/{today} (create or insert)" if native else f'file "{TODAY_FILE}" (append)'
-    return voice.error(
-        "this is a shared or delegated session: your memory stays private here, so it cannot be "
-        f"read, searched or changed. You may only add a note to today's daily note, {where}."
-    )
+        return command in ("create", "insert") and not isinstance(path, str) and path.relative == today
+    return command == "append" and str(arguments.get("file", "")).strip("/") in (TODAY_FILE, today)
 
 
 class MemoryTool:
@@ -309,10 +271,12 @@ class MemoryTool:
 
     def _dispatch(self, arguments: Mapping[str, Any]) -> ToolReply:
         native = is_native(arguments)
-        if self.private:
-            refusal = _private_refusal(arguments, self.today.note(), native)
-            if refusal is not None:
-                return refusal
+        if self.private and not _adds_to_today(arguments, today := self.today.note(), native):
+            where = f"{ROOT}/{today} (create or insert)" if native else f'file "{TODAY_FILE}" (append)'
+            return (NATIVE if native else PORTABLE).error(
+                "this is a shared or delegated session: your memory stays private here, so it cannot be "
+                f"read, searched or changed. You may only add a note to today's daily note, {where}."
+            )
         if native:
             return self.native.run(arguments)
         problem = _check_arguments(arguments, self._targets)
@@ -345,10 +309,7 @@ class MemoryTool:
         snapshot = topics.snapshot()
         if command == "view":
             if not parts or snapshot.is_folder(relative):
-                files = snapshot.below(relative) if parts else snapshot.files
-                return ToolReply(
-                    _topic_listing({f"{relative}/{p}" if parts else p: n for p, n in files.items()}, relative)
-                )
+                return ToolReply(snapshot.summary(relative))
             current = topics.store(relative).read() if topics.supported else None
             return ToolReply(_view(current, relative))
         if not parts or snapshot.is_folder(relative):
@@ -387,13 +348,11 @@ def memory_tool(
     clock: Clock | None = None,
     timezone: str | tzinfo | None = None,
 ) -> MemoryTool:
-    """The memory tool for a persona home — the same locations as ``compose_soul``.
-
-    ``user=False`` restricts it to MEMORY.md. A home that cannot be written fails now
-    (:class:`BootstrapError` saying why). Edits are never reported "ok" if another writer could
-    silently undo them: a filesystem without checked compare-and-swap is refused unless
-    ``single_writer=True`` (your word that only this process writes the home). ``clock`` and
-    ``timezone`` (default UTC) say which day's note is today's."""
+    """The memory tool for a persona home — the same locations as ``compose_soul``; ``user=False``:
+    MEMORY.md only. A home that cannot be written fails now. No edit is answered "ok" if another
+    writer could silently undo it: a home without checked compare-and-swap is refused unless
+    ``single_writer=True`` (your word that only this process writes it). ``clock`` and ``timezone``
+    (default UTC) say which day is today."""
     today = Today(clock, timezone)  # a bad clock or zone fails before any I/O
     source = resolve(dir, storage_options=storage_options, fs=fs, engine=engine)
     store = source.writer(MEMORY_FILE, single_writer=single_writer)

@@ -1,7 +1,6 @@
-"""Topic files: the home's ``memory/`` folder, written exactly as MEMORY.md is (through
-``store.file("memory/<path>")``). The name rules and limits of :mod:`.paths` are checked against a
-fresh listing before each write, not locked: two writers may each overshoot by one write. A folder
-is deleted or renamed file by file (object stores have no folders): never a file lost."""
+"""Topic files: the home's ``memory/`` folder, written as MEMORY.md is (``store.file``). The rules
+of :mod:`.paths` are checked against a fresh listing before each write, not locked (two writers may
+each overshoot by one write); a folder is deleted or renamed file by file: never a file lost."""
 
 from __future__ import annotations
 
@@ -13,8 +12,6 @@ from toolnexus._reply import ToolReply
 from toolnexus.memory.edits import Voice
 from toolnexus.memory.paths import FOLDER, MAX_FILES, MAX_TOTAL_BYTES, name_problem, topic_count
 from toolnexus.stores.base import Change, FolderStore, MemoryStore, Moved, Plan
-
-__all__ = ["Snapshot", "Topics"]
 
 _FOLDER_METHODS = ("file", "listing", "remove", "rename")
 
@@ -29,17 +26,28 @@ class Snapshot:
         prefix = f"{relative}/" if relative else ""
         return any(path.startswith(prefix) for path in self.files)
 
+    def summary(self, folder: str) -> str:
+        """The portable commands' listing of the topic files below ``folder`` (``""``: all)."""
+        prefix = f"{folder}/" if folder else ""
+        files = {path: size for path, size in self.files.items() if path.startswith(prefix)}
+        if not files:
+            where = f"in {folder}" if folder else "yet"
+            return f'No topic files {where}. Use append with a file (e.g. "projects/aster.md") to start one.'
+        lines = [f"{path} ({size} bytes)" for path, size in sorted(files.items())]
+        head = f"Topic files{f' in {folder}' if folder else ''} ({topic_count(files)} of {MAX_FILES} files, "
+        return "\n".join([f"{head}{sum(files.values())} of {MAX_TOTAL_BYTES} bytes):", *lines])
+
     def below(self, relative: str) -> dict[str, int]:
         """The files below a folder, by path relative to it."""
         prefix = f"{relative}/"
         return {path[len(prefix) :]: size for path, size in self.files.items() if path.startswith(prefix)}
 
-    def file_on_the_way(self, parts: tuple[str, ...]) -> str | None:
-        """A file where ``parts`` needs a folder (``a.md`` for ``a.md/b.md``), if any."""
+    def problem(self, parts: tuple[str, ...]) -> str | None:
+        """Why no topic file can be made at ``parts``: its name, or a file where it needs a folder."""
         for depth in range(1, len(parts)):
-            if "/".join(parts[:depth]) in self.files:
-                return "/".join(parts[:depth])
-        return None
+            if (folder := "/".join(parts[:depth])) in self.files:
+                return name_problem(parts) or f"{folder} is a file, not a folder"
+        return name_problem(parts)
 
 
 class Topics:
@@ -71,12 +79,9 @@ class Topics:
                 f"Cannot create {shown}: this home's store keeps only MEMORY.md and USER.md "
                 "(it has no topic files); keep your notes in those."
             )
-        problem = name_problem(parts)
+        problem = snapshot.problem(parts)
         if problem is not None:
             return voice.error(f"Cannot create {shown}: {problem}.")
-        blocking = snapshot.file_on_the_way(parts)
-        if blocking is not None:
-            return voice.error(f"Cannot create {shown}: {blocking} is a file, not a folder.")
         counted = topic_count(["/".join(parts)])  # a daily note does not count
         if counted and topic_count(snapshot.files) >= MAX_FILES:
             return voice.error(
@@ -96,15 +101,11 @@ class Topics:
             if current is None and missing is not None:
                 return Change(None, missing)
             change = plan(current)
-            if change.data is not None and others + len(change.data) > MAX_TOTAL_BYTES:
-                return Change(
-                    None,
-                    voice.error(
-                        f"refused — all topic files together would grow to {others + len(change.data)} "
-                        f"bytes, over their {MAX_TOTAL_BYTES}-byte limit. Condense first: {voice.condense}."
-                    ),
-                )
-            return change
+            total = others + len(change.data or b"")
+            if change.data is None or total <= MAX_TOTAL_BYTES:
+                return change
+            why = f"all topic files together would grow to {total} bytes, over their {MAX_TOTAL_BYTES}-byte"
+            return Change(None, voice.error(f"refused — {why} limit. Condense first: {voice.condense}."))
 
         return ToolReply.of(self.store(relative).update(bounded).reply)
 

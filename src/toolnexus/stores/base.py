@@ -9,7 +9,7 @@ import errno
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -17,21 +17,6 @@ from toolnexus._fs import fsspec_files
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, _build, describe, detail, read_error
 from toolnexus.stores.lineage import Stored, applied, lineage_after, new_edit_id
-
-__all__ = [
-    "MAX_ATTEMPTS",
-    "MEMORY_FILE",
-    "READ_LIMIT",
-    "Change",
-    "CompareAndSwapStore",
-    "FolderStore",
-    "MemoryStore",
-    "Moved",
-    "Plan",
-    "fsspec_listing",
-    "process_lock",
-    "storage_action",
-]
 
 MEMORY_FILE = "MEMORY.md"
 
@@ -74,11 +59,9 @@ class MemoryStore(Protocol):
 
 
 class FolderStore(MemoryStore, Protocol):
-    """A :class:`MemoryStore` that also reaches the other files of its home (topic files); every
-    built-in store is one. ``name`` may hold folders; a write makes missing ones. ``file``: another
-    file of the home, with the same guarantees; ``listing``: ``{path relative to the home: size}``
-    of every file below ``folder`` (no hidden names); ``remove``: ``False`` if the file was not
-    there; ``rename``: never over an existing file."""
+    """A :class:`MemoryStore` that also reaches the other files of its home (topic files; ``name``
+    may hold folders, made by a write), as every built-in store does. ``listing``: ``{path relative
+    to the home: size}``, no hidden names; ``remove``: ``False`` if absent; ``rename``: never over a file."""
 
     def file(self, name: str) -> FolderStore: ...
 
@@ -89,12 +72,12 @@ class FolderStore(MemoryStore, Protocol):
     def rename(self, name: str) -> Moved: ...
 
 
-_process_locks: dict[str, threading.Lock] = {}
+_process_locks: dict[Hashable, threading.Lock] = {}
 _process_locks_guard = threading.Lock()
 
 
-def process_lock(key: str) -> threading.Lock:
-    """One lock per file in this process: threads sharing a client queue here, not at the CAS."""
+def process_lock(key: Hashable) -> threading.Lock:
+    """One lock per key (a file, a probe) in this process: threads sharing a client queue here."""
     with _process_locks_guard:
         return _process_locks.setdefault(key, threading.Lock())
 
@@ -115,20 +98,58 @@ def storage_action(fs: Any, location: str, name: str, action: str, *paths: str) 
             fs.invalidate_cache(path)
 
 
-def fsspec_listing(home: Any, folder: str) -> dict[str, int]:
-    """The files below ``folder`` of a home on a filesystem, by path relative to the home."""
-    try:
-        files = fsspec_files(home.fs, home.path_of(folder))
-    except Exception as error:
-        raise read_error(error, home.location, folder, action="list") from error
-    return {f"{folder}/{path}": size for path, size in files.items()}
+class HomeFile:
+    """A file of a home on a filesystem (``home.fs``), read by :meth:`get`; a subclass sets the
+    ``_lock`` that writers of this file take in this process."""
+
+    _lock: threading.Lock
+
+    def __init__(self, home: Any, name: str = MEMORY_FILE) -> None:
+        self.fs: Any = getattr(home, "fs", None)
+        self.home, self.name, self.location = home, name, home.location
+        self.path: str = home.path_of(name)
+
+    def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
+        """The first cap + 1 bytes and their version from one read (and the lineage, if any)."""
+        raise NotImplementedError
+
+    def delete(self, path: str) -> None:
+        raise NotImplementedError
+
+    def read_stored(self) -> Stored:
+        """This file's :meth:`get`, a failure naming it."""
+        try:
+            return Stored(*self.get(self.path))
+        except Exception as error:
+            raise read_error(error, self.location, self.name, action="read") from error
+
+    def read_versioned(self) -> tuple[bytes | None, str | None]:
+        return self.read_stored()[:2]
+
+    def read(self) -> bytes | None:
+        return self.read_stored().data
+
+    def listing(self, folder: str) -> dict[str, int]:
+        try:
+            files = fsspec_files(self.fs, self.home.path_of(folder))
+        except Exception as error:
+            raise read_error(error, self.location, folder, action="list") from error
+        return {f"{folder}/{path}": size for path, size in files.items()}
+
+    def remove(self) -> bool:
+        """An unconditional delete: whatever edit came before it, the file is gone after it."""
+        with self._lock:
+            if self.read() is None:
+                return False
+            with storage_action(self.fs, self.location, self.name, "delete", self.path):
+                self.delete(self.path)
+            return True
 
 
-class CompareAndSwapStore:
+class CompareAndSwapStore(HomeFile):
     """A file on an object store whose writes are conditional on the version read. Subclasses
-    write the primitives on any path (:meth:`get`, :meth:`put`, :meth:`delete`; optionally
-    :meth:`put_with_lineage` and :meth:`delete_if`). ``probe`` is handed in (it is built on this
-    class): it checks first that the server refuses a stale write."""
+    write the primitives (:meth:`get`, :meth:`put`, :meth:`delete`; optionally :meth:`put_with_lineage`,
+    :meth:`delete_if`); ``probe`` (built on this class) first checks that the server refuses a stale write."""
 
     #: How the conditions are spelled, for messages: (must-not-exist, must-match).
     conditions: tuple[str, str] = ("", "")
@@ -143,12 +164,8 @@ class CompareAndSwapStore:
         probe: Callable[[CompareAndSwapStore], None],
         delete_probe: Callable[[CompareAndSwapStore], None] | None = None,
     ) -> None:
-        self.fs: Any = getattr(home, "fs", None)
+        super().__init__(home, name)
         self.probe, self.delete_probe = probe, delete_probe
-        self.home = home
-        self.name = name
-        self.path: str = home.path_of(name)
-        self.location: str = home.location
         self._lock = process_lock(f"{id(self.client)}:{self.path}")
 
     @property
@@ -165,10 +182,6 @@ class CompareAndSwapStore:
         """The bucket or container: the unit the probe's verdict is cached for."""
         return str(self.fs.split_path(self.path)[0])
 
-    def get(self, path: str) -> Stored | tuple[bytes | None, str | None]:
-        """The first cap + 1 bytes and their version from one read (and the lineage, if any)."""
-        raise NotImplementedError
-
     def put(self, path: str, data: bytes, version: str | None) -> bool:
         """Write only if still at ``version`` (``None``: absent); ``False`` on a conflict."""
         raise NotImplementedError
@@ -177,25 +190,9 @@ class CompareAndSwapStore:
         """:meth:`put`, keeping ``lineage`` in the metadata; dropped by default (bytes then decide)."""
         return self.put(path, data, version)
 
-    def delete(self, path: str) -> None:
-        raise NotImplementedError
-
     def delete_if(self, path: str, version: str) -> bool:
         """Delete the object only if it is still at ``version``; ``False`` on a conflict."""
         raise NotImplementedError
-
-    def read_stored(self) -> Stored:
-        """This file's :meth:`get`, a failure naming it."""
-        try:
-            return Stored(*self.get(self.path))
-        except Exception as error:
-            raise read_error(error, self.location, self.name, action="read") from error
-
-    def read_versioned(self) -> tuple[bytes | None, str | None]:
-        return self.read_stored()[:2]
-
-    def read(self) -> bytes | None:
-        return self.read_stored().data
 
     def put_if(self, data: bytes, version: str | None, lineage: str | None = None) -> bool:
         """This file's :meth:`put` (or :meth:`put_with_lineage`), a failure naming it."""
@@ -241,8 +238,8 @@ class CompareAndSwapStore:
         )
 
     def _settle_failed_write(self, error: OSError, edit: str, over: Stored, data: bytes) -> None:
-        """A write raised, so it may or may not have been applied: return if it was, else raise
-        ``error`` (not applied; the SDK has already retried) or say that nobody can tell."""
+        """A write raised and may have been applied: return if it was, raise ``error`` if not (the
+        SDK has retried already), or say that nobody can tell."""
         failure = f"the write failed ({detail(error.__cause__ or error)})"
         try:
             now = self.read_stored()
@@ -267,24 +264,14 @@ class CompareAndSwapStore:
     def file(self, name: str) -> CompareAndSwapStore:
         return type(self)(self.home, name, probe=self.probe, delete_probe=self.delete_probe)
 
-    def listing(self, folder: str) -> dict[str, int]:
-        return fsspec_listing(self.home, folder)
-
     def remove(self) -> bool:
-        """An unconditional delete: whatever edit came before it, the file is gone after it."""
         self.probe(self)
-        with self._lock:
-            if self.read() is None:
-                return False
-            with storage_action(self.fs, self.location, self.name, "delete", self.path):
-                self.delete(self.path)
-            return True
+        return super().remove()
 
     def rename(self, name: str) -> Moved:
-        """A copy that must not overwrite anything, then a delete *at the version copied*; if the
-        original changed in between, the copy is taken back and the rename starts over, so an edit
-        made meanwhile is never lost (a reader between the steps sees both files, never neither).
-        Only once the server was seen to enforce conditional deletes."""
+        """A copy that must not overwrite anything, then a delete *at the version copied* (checked
+        by the probe); if the original changed in between, the copy is taken back and the rename
+        starts over: no edit lost, and a reader between the steps sees both files, never neither."""
         self.probe(self)
         if self.delete_probe is not None:
             self.delete_probe(self)

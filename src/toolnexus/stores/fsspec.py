@@ -5,53 +5,50 @@ lineage in the object's metadata under the name obstore's store uses too."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from toolnexus._aio import run_on_loop
 from toolnexus._fs import is_empty_range_error
-from toolnexus.errors import read_error
 from toolnexus.stores.base import (
     MEMORY_FILE,
     READ_LIMIT,
     Change,
     CompareAndSwapStore,
+    HomeFile,
     Moved,
     Plan,
-    fsspec_listing,
     process_lock,
     storage_action,
 )
 from toolnexus.stores.lineage import AZURE_LINEAGE_KEY, LINEAGE_KEY, Stored, parse_lineage
 
-__all__ = ["AzureBlobStore", "FsspecStore", "GcsStore", "S3Store"]
-
 #: S3 error codes meaning "someone else changed the file since we read it": re-read and retry.
 _CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey"})
 
 
-class FsspecStore:
+class FsspecStore(HomeFile):
     """A file written plainly under a lock in this process: for ``memory://`` and single writers."""
 
     def __init__(self, home: Any, name: str = MEMORY_FILE) -> None:
-        self.home = home
-        self.fs = home.fs
-        self.name = name
-        self.path = home.path_of(name)
-        self.location = home.location
-        self._key = str(self.fs.unstrip_protocol(self.path))
+        super().__init__(home, name)
+        self._lock = process_lock(str(self.fs.unstrip_protocol(self.path)))
 
-    def read(self) -> bytes | None:
+    def get(self, path: str) -> tuple[bytes | None, None]:
         try:
-            return bytes(self.fs.cat_file(self.path, start=0, end=READ_LIMIT))
+            return bytes(self.fs.cat_file(path, start=0, end=READ_LIMIT)), None
         except FileNotFoundError:
-            return None
+            return None, None
         except Exception as error:
             if is_empty_range_error(error):
-                return b""
-            raise read_error(error, self.location, self.name, action="read") from error
+                return b"", None
+            raise
+
+    def delete(self, path: str) -> None:
+        self.fs.rm_file(path)
 
     def update(self, plan: Plan) -> Change:
-        with process_lock(self._key):
+        with self._lock:
             change = plan(self.read())
             if change.data is not None:
                 with storage_action(self.fs, self.location, self.name, "write", self.path):
@@ -61,20 +58,9 @@ class FsspecStore:
     def file(self, name: str) -> FsspecStore:
         return FsspecStore(self.home, name)
 
-    def listing(self, folder: str) -> dict[str, int]:
-        return fsspec_listing(self.home, folder)
-
-    def remove(self) -> bool:
-        with process_lock(self._key):
-            if self.read() is None:
-                return False
-            with storage_action(self.fs, self.location, self.name, "delete", self.path):
-                self.fs.rm_file(self.path)
-            return True
-
     def rename(self, name: str) -> Moved:
         target = self.file(name)
-        with process_lock(self._key):
+        with self._lock:
             if self.read() is None:
                 return "missing"
             if target.read() is not None:
@@ -84,27 +70,17 @@ class FsspecStore:
             return "renamed"
 
 
-def _is_conflict(error: BaseException) -> bool:
-    """s3fs translates ClientErrors but keeps the original as ``__cause__``."""
-    for candidate in (error, error.__cause__):
-        response = getattr(candidate, "response", None)
-        if isinstance(response, dict) and response.get("Error", {}).get("Code") in _CONFLICT_CODES:
-            return True
-    return False
-
-
 class LoopedStore(CompareAndSwapStore):
     """A store whose primitives are coroutines of an async filesystem (s3fs, adlfs, gcsfs), run on
     its loop; a ``lineage`` or ``version`` of ``None`` makes a plain put or delete."""
 
-    async def _get(self, path: str) -> Stored:
-        raise NotImplementedError
+    #: The coroutine functions each store writes: get; put and delete, at a version or plainly.
+    _get: Callable[[str], Coroutine[Any, Any, Stored]]
+    _put: Callable[[str, bytes, str | None, str | None], Coroutine[Any, Any, None]]
+    _delete: Callable[[str, str | None], Coroutine[Any, Any, None]]
 
-    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
-        raise NotImplementedError
-
-    async def _delete(self, path: str, version: str | None) -> bool:
-        """``False``: the object changed or is gone (only when ``version`` is given)."""
+    def _conflict(self, error: Exception, *, deleting: bool) -> bool:
+        """Whether ``error`` is the server refusing the condition (a delete's: or the object gone)."""
         raise NotImplementedError
 
     def get(self, path: str) -> Stored:
@@ -112,7 +88,7 @@ class LoopedStore(CompareAndSwapStore):
         return result
 
     def put(self, path: str, data: bytes, version: str | None, lineage: str | None = None) -> bool:
-        return bool(run_on_loop(self.fs, self._put, path, data, version, lineage))
+        return self._conditional(self._put, path, data, version, lineage)
 
     put_with_lineage = put
 
@@ -120,7 +96,19 @@ class LoopedStore(CompareAndSwapStore):
         run_on_loop(self.fs, self._delete, path, None)
 
     def delete_if(self, path: str, version: str) -> bool:
-        return bool(run_on_loop(self.fs, self._delete, path, version))
+        return self._conditional(self._delete, path, version, deleting=True)
+
+    def _conditional(
+        self, call: Callable[..., Coroutine[Any, Any, None]], *args: Any, deleting: bool = False
+    ) -> bool:
+        """Run ``call`` on the filesystem's loop: ``False`` if the server refused its condition."""
+        try:
+            run_on_loop(self.fs, call, *args)
+        except Exception as error:
+            if self._conflict(error, deleting=deleting):
+                return False
+            raise
+        return True
 
 
 class S3Store(LoopedStore):
@@ -148,26 +136,23 @@ class S3Store(LoopedStore):
         lineage = parse_lineage(response.get("Metadata", {}).get(LINEAGE_KEY))
         return Stored(data, str(response["ETag"]), lineage)
 
-    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> None:
         condition: dict[str, Any] = {"IfMatch": version} if version is not None else {"IfNoneMatch": "*"}
         if lineage is not None:
             condition["Metadata"] = {LINEAGE_KEY: lineage}
-        try:
-            await self._call("put_object", path, Body=data, **condition)
-        except Exception as error:
-            if _is_conflict(error):
-                return False
-            raise
-        return True
+        await self._call("put_object", path, Body=data, **condition)
 
-    async def _delete(self, path: str, version: str | None) -> bool:
-        try:
-            await self._call("delete_object", path, **({} if version is None else {"IfMatch": version}))
-        except Exception as error:
-            if version is not None and (isinstance(error, FileNotFoundError) or _is_conflict(error)):
-                return False
-            raise
-        return True
+    async def _delete(self, path: str, version: str | None) -> None:
+        await self._call("delete_object", path, **({} if version is None else {"IfMatch": version}))
+
+    def _conflict(self, error: Exception, *, deleting: bool) -> bool:
+        if deleting and isinstance(error, FileNotFoundError):
+            return True
+        for candidate in (error, error.__cause__):  # s3fs keeps botocore's ClientError as the cause
+            response = getattr(candidate, "response", None)
+            if isinstance(response, dict) and response.get("Error", {}).get("Code") in _CONFLICT_CODES:
+                return True
+        return False
 
 
 class AzureBlobStore(LoopedStore):
@@ -199,37 +184,30 @@ class AzureBlobStore(LoopedStore):
         lineage = parse_lineage((properties.metadata or {}).get(AZURE_LINEAGE_KEY))
         return Stored(bytes(data), str(properties.etag), lineage)
 
-    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> None:
         from azure.core import MatchConditions  # noqa: PLC0415
-        from azure.core.exceptions import ResourceExistsError, ResourceModifiedError  # noqa: PLC0415
 
-        client = self._client(path)
         if version is None:
             condition: dict[str, Any] = {"overwrite": False}  # sends If-None-Match: *
         else:
             condition = {"overwrite": True, "etag": version, "match_condition": MatchConditions.IfNotModified}
         if lineage is not None:
             condition["metadata"] = {AZURE_LINEAGE_KEY: lineage}
-        try:
-            await client.upload_blob(data, **condition)
-        except (ResourceExistsError, ResourceModifiedError):
-            return False
-        return True
+        await self._client(path).upload_blob(data, **condition)
 
-    async def _delete(self, path: str, version: str | None) -> bool:
+    async def _delete(self, path: str, version: str | None) -> None:
         from azure.core import MatchConditions  # noqa: PLC0415
-        from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError  # noqa: PLC0415
 
         condition = (
             {} if version is None else {"etag": version, "match_condition": MatchConditions.IfNotModified}
         )
-        try:
-            await self._client(path).delete_blob(**condition)
-        except (ResourceModifiedError, ResourceNotFoundError):
-            if version is None:
-                raise
-            return False
-        return True
+        await self._client(path).delete_blob(**condition)
+
+    def _conflict(self, error: Exception, *, deleting: bool) -> bool:
+        from azure.core import exceptions  # noqa: PLC0415
+
+        refused = exceptions.ResourceNotFoundError if deleting else exceptions.ResourceExistsError
+        return isinstance(error, exceptions.ResourceModifiedError | refused)
 
 
 class GcsStore(LoopedStore):
@@ -258,35 +236,28 @@ class GcsStore(LoopedStore):
                 continue  # replaced between the two requests: read the new generation
             return Stored(bytes(data), generation, lineage)
 
-    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> bool:
+    async def _put(self, path: str, data: bytes, version: str | None, lineage: str | None) -> None:
         from gcsfs.core import quote  # noqa: PLC0415  (optional backend)
 
         bucket, key, _ = self.fs.split_path(path)
-        url = f"{self.fs._location}/upload/storage/v1/b/{quote(bucket)}/o"
-        try:
-            await self.fs._call(
-                "POST",
-                url,
-                uploadType="multipart",  # a multipart upload, as gcsfs's own: every server checks
-                ifGenerationMatch=version if version is not None else "0",  # its preconditions
-                data=_multipart(key, data, lineage),
-                headers={"Content-Type": f'multipart/related; boundary="{_BOUNDARY}"'},
-                json_out=True,
-            )
-        except FileExistsError:  # gcsfs's spelling of 412 Precondition Failed
-            return False
-        return True
+        await self.fs._call(
+            "POST",
+            f"{self.fs._location}/upload/storage/v1/b/{quote(bucket)}/o",
+            uploadType="multipart",  # a multipart upload, as gcsfs's own: every server checks
+            ifGenerationMatch=version if version is not None else "0",  # its preconditions
+            data=_multipart(key, data, lineage),
+            headers={"Content-Type": f'multipart/related; boundary="{_BOUNDARY}"'},
+            json_out=True,
+        )
 
-    async def _delete(self, path: str, version: str | None) -> bool:
+    async def _delete(self, path: str, version: str | None) -> None:
         bucket, key, _ = self.fs.split_path(path)
         condition = {} if version is None else {"ifGenerationMatch": version}
-        try:
-            await self.fs._call("DELETE", "b/{}/o/{}", bucket, key, **condition)
-        except (FileExistsError, FileNotFoundError):  # gcsfs's spellings of 412 and 404
-            if version is None:
-                raise
-            return False
-        return True
+        await self.fs._call("DELETE", "b/{}/o/{}", bucket, key, **condition)
+
+    def _conflict(self, error: Exception, *, deleting: bool) -> bool:
+        """gcsfs spells 412 Precondition Failed ``FileExistsError`` (and 404 ``FileNotFoundError``)."""
+        return isinstance(error, (FileExistsError, FileNotFoundError) if deleting else FileExistsError)
 
 
 _BOUNDARY = "toolnexus-8b1c4e2f"

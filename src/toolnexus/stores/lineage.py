@@ -1,29 +1,13 @@
-"""Exactly once: whether an edit whose answer was lost was applied.
-
-A write's answer can be lost (a reset, a timeout, a 5xx after the object was stored), and the SDK's
-retry then meets a conflict; comparing bytes cannot tell two identical appends apart. So every
-conditional write keeps a *lineage* in the object's metadata: this edit's id, then the ids of the
-versions before it, newest first. Read again, the object says: our id there, applied; the id of the
-version we wrote over but not ours, not applied; no lineage, the bytes decide; neither, unknown.
-"""
+"""Exactly once: whether an edit whose answer was lost (a reset, a timeout, a 5xx after the write)
+was applied, which comparing bytes cannot tell for two identical appends. Every conditional write
+keeps a *lineage* in the metadata: its edit's id, then the earlier versions' ids, newest first. Read
+again: our id there, applied; the id we wrote over but not ours, not; no lineage, the bytes decide."""
 
 from __future__ import annotations
 
 import re
 import secrets
 from typing import NamedTuple
-
-__all__ = [
-    "AZURE_LINEAGE_KEY",
-    "CREATED",
-    "LINEAGE_KEY",
-    "LINEAGE_LENGTH",
-    "Stored",
-    "applied",
-    "lineage_after",
-    "new_edit_id",
-    "parse_lineage",
-]
 
 #: Ids kept per object: about 600 bytes of metadata (S3 allows 2 KiB).
 LINEAGE_LENGTH = 64
@@ -72,8 +56,7 @@ def lineage_after(stored: Stored, edit: str) -> str:
 
 
 def applied(now: Stored, edit: str, over: Stored, data: bytes) -> bool | None:
-    """Whether ``edit`` (``data`` written over ``over``) is in the object as read ``now``; ``None``:
-    nobody can tell."""
+    """Whether ``edit`` (``data`` written over ``over``) is in the object read ``now``; ``None``: unknown."""
     if now.lineage is None:
         return now.data == data
     if edit in now.lineage:

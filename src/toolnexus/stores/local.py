@@ -1,7 +1,6 @@
-"""A file in a local folder: writers take ``flock`` on the home directory itself (no lock file; readers
-never lock), re-read the file under the lock and replace it atomically (a fsynced temporary file,
-then ``os.replace``), across threads and processes on one machine. Folders below the home are
-reached one at a time with ``O_NOFOLLOW``, so no symlink leads out of the home; as on object
+"""A file in a local folder: writers take ``flock`` on the home directory (readers never lock), re-read
+the file and replace it atomically (a fsynced temporary file, then ``os.replace``). Folders below the
+home are opened one at a time with ``O_NOFOLLOW`` (no symlink leads out of the home); as on object
 stores, a folder exists while it holds a file (made by a write, removed when left empty)."""
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import secrets
 import stat
 from collections.abc import Iterator
 
-from toolnexus._fs import local_files, open_folders, read_capped
+from toolnexus._fs import DIR_FLAGS, FILE_FLAGS, local_files, open_folders, read_capped
 from toolnexus.composer.rules import MAX_BOOTSTRAP_FILE_BYTES
 from toolnexus.errors import BootstrapError, read_error
 from toolnexus.stores.base import MEMORY_FILE, Change, Moved, Plan, process_lock
@@ -23,21 +22,15 @@ try:
 except ImportError:  # pragma: no cover - Windows: the process-local lock is all there is
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LocalStore"]
 
-_NOFOLLOW, _CLOEXEC = getattr(os, "O_NOFOLLOW", 0), getattr(os, "O_CLOEXEC", 0)
-_OPEN_READ = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
-_OPEN_TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
-_OPEN_DIR = os.O_RDONLY | _CLOEXEC | getattr(os, "O_DIRECTORY", 0)
+_OPEN_TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class LocalStore:
     """A file of a local home, MEMORY.md unless ``name`` says otherwise (see the module docstring)."""
 
     def __init__(self, root: str, name: str = MEMORY_FILE) -> None:
-        self.root = root
-        self.name = name
-        self.location = root
+        self.root, self.name, self.location = root, name, root
         self.path = os.path.join(root, name)
         *folders, self._leaf = name.split("/")
         self._folders = tuple(folders)
@@ -48,43 +41,41 @@ class LocalStore:
     def read(self) -> bytes | None:
         """The first cap + 1 bytes of the file; a symlink or non-file there is refused, not followed."""
         try:
-            root_fd = os.open(self.root, _OPEN_DIR)
+            root_fd = os.open(self.root, DIR_FLAGS)
         except FileNotFoundError:
             return None
         except OSError as error:
             raise read_error(error, self.location, self.name, action="read") from error
         try:
-            with self._opened(root_fd, create=False) as folders:
-                return None if folders is None else self._read_at(folders[-1])
+            return self._read_at(root_fd)
         finally:
             os.close(root_fd)
 
-    def _read_at(self, parent: int) -> bytes | None:
-        try:
-            fd = os.open(self._leaf, _OPEN_READ, dir_fd=parent)
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise BootstrapError(
-                    f"{self.name} in {self.location} is a symlink; memory_tool only edits a regular file"
-                ) from error
-            raise read_error(error, self.location, self.name, action="read") from error
-        try:
-            data = read_capped(fd, MAX_BOOTSTRAP_FILE_BYTES)[0]
-        except OSError as error:
-            raise read_error(error, self.location, self.name, action="read") from error
-        finally:
-            os.close(fd)
+    def _read_at(self, root_fd: int) -> bytes | None:
+        with self._opened(root_fd, create=False) as folders:
+            if folders is None:
+                return None
+            try:
+                fd = os.open(self._leaf, FILE_FLAGS, dir_fd=folders[-1])
+                try:
+                    data = read_capped(fd, MAX_BOOTSTRAP_FILE_BYTES)[0]
+                finally:
+                    os.close(fd)
+            except FileNotFoundError:
+                return None
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise BootstrapError(
+                        f"{self.name} in {self.location} is a symlink; memory_tool only edits a regular file"
+                    ) from error
+                raise read_error(error, self.location, self.name, action="read") from error
         if data is None:
             raise BootstrapError(f"{self.name} in {self.location} is not a regular file; not editing it")
         return data
 
     def update(self, plan: Plan) -> Change:
         with self._locked() as root_fd:
-            with self._opened(root_fd, create=False) as folders:
-                current = None if folders is None else self._read_at(folders[-1])
-            change = plan(current)
+            change = plan(self._read_at(root_fd))
             if change.data is not None:
                 with self._opened(root_fd, create=True) as folders:
                     assert folders is not None  # made when missing
@@ -120,25 +111,18 @@ class LocalStore:
         with self._locked() as root_fd, self._opened(root_fd, create=False) as folders:
             if folders is None or not _is_entry(self._leaf, folders[-1]):
                 return "missing"
-            moved = target._rename_into(root_fd, self._leaf, folders[-1])
-            if moved == "renamed":
-                self._prune(folders)
-            return moved
-
-    def _rename_into(self, root_fd: int, leaf: str, source: int) -> Moved:
-        """Rename ``leaf`` of folder ``source`` to this file, unless this file already exists."""
-        with self._opened(root_fd, create=True) as folders:
-            assert folders is not None  # made when missing
-            parent = folders[-1]
-            if _is_entry(self._leaf, parent):
-                return "exists"
-            try:
-                os.rename(leaf, self._leaf, src_dir_fd=source, dst_dir_fd=parent)
-            except OSError as error:
-                raise read_error(error, self.location, self.name, action="write") from error
-            for fd in {parent, source}:
-                with contextlib.suppress(OSError):
-                    os.fsync(fd)  # make the rename itself durable
+            with target._opened(root_fd, create=True) as into:
+                assert into is not None  # made when missing
+                if _is_entry(target._leaf, into[-1]):
+                    return "exists"
+                try:
+                    os.rename(self._leaf, target._leaf, src_dir_fd=folders[-1], dst_dir_fd=into[-1])
+                except OSError as error:
+                    raise read_error(error, target.location, target.name, action="write") from error
+                for fd in {into[-1], folders[-1]}:
+                    with contextlib.suppress(OSError):
+                        os.fsync(fd)  # make the rename itself durable
+            self._prune(folders)
             return "renamed"
 
     @contextlib.contextmanager
@@ -171,7 +155,7 @@ class LocalStore:
         """Exclusive among writers in all processes: ``flock`` on the home directory's own fd."""
         with process_lock(self.path):
             try:
-                dir_fd = os.open(self.root, _OPEN_DIR)
+                dir_fd = os.open(self.root, DIR_FLAGS)
             except OSError as error:
                 raise read_error(error, self.location, self.name, action="lock the home of") from error
             try:

@@ -13,15 +13,6 @@ from toolnexus._object_store import is_conflict, object_store_error
 from toolnexus.stores.base import READ_LIMIT, CompareAndSwapStore
 from toolnexus.stores.lineage import AZURE_LINEAGE_KEY, LINEAGE_KEY, Stored, parse_lineage
 
-__all__ = [
-    "PROTOCOLS",
-    "ObstoreStore",
-    "SingleWriterObstoreStore",
-    "store_bucket",
-    "store_token",
-    "store_url",
-]
-
 #: The URL schemes the obstore engine reads, and the obstore store class of each.
 PROTOCOLS = {
     **{"s3": "S3Store", "s3a": "S3Store", "gs": "GCSStore", "gcs": "GCSStore"},

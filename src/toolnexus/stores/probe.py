@@ -1,9 +1,7 @@
-"""Before a store trusts its server's conditional writes, check once that the server enforces them:
-some accept the conditions and ignore them (s3rver's ``If-Match``, gcp-storage-emulator's
-``ifGenerationMatch``, fake-gcs-server's conditional delete). The probe works on a fresh object of
-its own, so it never touches anyone's data. Verdicts are kept per server, bucket and check for the
-process; a failure to *run* a probe is raised, not kept.
-"""
+"""Before a store trusts its server's conditional writes, check once, on a fresh object of its own,
+that the server enforces them: some ignore them (s3rver's ``If-Match``, gcp-storage-emulator's
+``ifGenerationMatch``, fake-gcs-server's conditional delete). Verdicts are kept per server, bucket
+and check for the process; a failure to *run* a probe is raised, not kept."""
 
 from __future__ import annotations
 
@@ -11,20 +9,15 @@ import contextlib
 import errno
 import logging
 import secrets
-import threading
-from collections.abc import Callable
+from functools import partial
 
 from toolnexus.errors import BootstrapError, read_error
-from toolnexus.stores.base import CompareAndSwapStore
-
-__all__ = ["forget_verdicts", "refusal", "require_conditional_delete", "require_enforced"]
+from toolnexus.stores.base import CompareAndSwapStore, process_lock
 
 _log = logging.getLogger(__name__)
 
-#: ``None`` (enforced) or the reason, per ``(*store.server_key(), check)``; one lock per key.
+#: ``None`` (enforced) or the reason, per ``(*store.server_key(), check)``.
 _verdicts: dict[tuple[str, ...], str | None] = {}
-_locks: dict[tuple[str, ...], threading.Lock] = {}
-_guard = threading.Lock()
 
 #: What each check guards, for its refusal: the edit, what could go wrong, the first way out.
 _REFUSALS = {
@@ -43,18 +36,7 @@ _REFUSALS = {
 
 def forget_verdicts() -> None:
     """Forget every probe verdict (tests, or after a server was reconfigured)."""
-    with _guard:
-        _verdicts.clear()
-
-
-def require_enforced(store: CompareAndSwapStore) -> None:
-    """Raise :class:`BootstrapError` unless the store's server enforces its conditions."""
-    _require(store, "writes")
-
-
-def require_conditional_delete(store: CompareAndSwapStore) -> None:
-    """Raise unless the store's server refuses a delete at a stale version."""
-    _require(store, "deletes")
+    _verdicts.clear()
 
 
 def refusal(store: CompareAndSwapStore, reason: str, check: str = "writes") -> BootstrapError:
@@ -70,28 +52,43 @@ def refusal(store: CompareAndSwapStore, reason: str, check: str = "writes") -> B
 
 
 def _require(store: CompareAndSwapStore, check: str) -> None:
-    """Probe once per server, bucket and check (concurrent callers wait for the first)."""
+    """Raise unless the server enforces ``check``, probed once per server and bucket (concurrent
+    callers wait for the first)."""
     key = (*store.server_key(), check)
-    with _guard:
-        lock = _locks.setdefault(key, threading.Lock())
-    with lock:
+    with process_lock(key):
         if key not in _verdicts:
-            _verdicts[key] = _probe(store, _writes if check == "writes" else _deletes)
+            _verdicts[key] = _probe(store, check)
         reason = _verdicts[key]
     if reason is not None:
         raise refusal(store, reason, check)
 
 
-def _probe(store: CompareAndSwapStore, check: Callable[[CompareAndSwapStore, str], str | None]) -> str | None:
-    """Create a fresh probe object, run ``check`` on it, delete it: the reason the server failed,
-    or None. Its name is fresh, so its own bytes already there are this very create, whose answer
-    was lost (the SDK's retry met ``If-None-Match``)."""
+#: The probes a store is handed: conditional writes (every store), conditional deletes (renames).
+require_enforced = partial(_require, check="writes")
+require_conditional_delete = partial(_require, check="deletes")
+
+
+def _probe(store: CompareAndSwapStore, check: str) -> str | None:
+    """Create a fresh probe object, run ``check`` (writes or deletes) on it, delete it: the reason
+    the server failed, or None. Its own bytes already there are this very create, its answer lost."""
     path = store.home.path_of(f".toolnexus-probe-{secrets.token_hex(8)}")
     data = b"toolnexus conditional-write probe\n"
     try:
         if not store.put(path, data, None) and store.get(path)[0] != data:
             raise BootstrapError(f"{path}: a freshly named probe object already exists")
-        return check(store, path)
+        must_not_exist, must_match = store.conditions
+        if check == "deletes":  # a delete at a version the object cannot have
+            try:
+                deleted = store.delete_if(path, store.stale_version)
+            except NotImplementedError as missing:
+                return str(missing) or f"{type(store).__name__} has no delete_if"
+            return f"it let a delete at a stale {must_match} remove an object" if deleted else None
+        # a second must-not-exist write, then one at a version the object cannot have
+        if store.put(path, b"overwritten despite the condition\n", None):
+            return f"it let {must_not_exist} overwrite an existing object"
+        if store.put(path, b"overwritten despite a stale version\n", store.stale_version):
+            return f"it let a stale {must_match} overwrite an object"
+        return None
     except Exception as error:
         raise read_error(error, store.location, store.name, action="write") from error
     finally:
@@ -101,22 +98,3 @@ def _probe(store: CompareAndSwapStore, check: Callable[[CompareAndSwapStore, str
             _log.warning("could not delete the probe object %s: %s", path, error)
         with contextlib.suppress(Exception):
             store.fs.invalidate_cache(path)
-
-
-def _writes(store: CompareAndSwapStore, path: str) -> str | None:
-    """A second must-not-exist write, then one at a version the object cannot have."""
-    must_not_exist, must_match = store.conditions
-    if store.put(path, b"overwritten despite the condition\n", None):
-        return f"it let {must_not_exist} overwrite an existing object"
-    if store.put(path, b"overwritten despite a stale version\n", store.stale_version):
-        return f"it let a stale {must_match} overwrite an object"
-    return None
-
-
-def _deletes(store: CompareAndSwapStore, path: str) -> str | None:
-    """A delete at a version the object cannot have."""
-    try:
-        deleted = store.delete_if(path, store.stale_version)
-    except NotImplementedError as missing:
-        return str(missing) or f"{type(store).__name__} has no delete_if"
-    return f"it let a delete at a stale {store.conditions[1]} remove an object" if deleted else None
