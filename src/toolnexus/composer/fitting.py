@@ -166,10 +166,8 @@ def _untouched(budget: Budget, names: Sequence[str], bodies: Sequence[str]) -> b
 
 
 def fit(location: str, names: Sequence[str], bodies: Sequence[str], budget: Budget) -> list[Fitted]:
-    """Apply ``budget`` to the present files' bodies (``names[i]``'s is ``bodies[i]``), in order.
-
-    Each cut or left-out file is logged as a warning naming it; see the module for the rules.
-    """
+    """Apply ``budget`` to the present files' bodies (``names[i]``'s is ``bodies[i]``), in order;
+    each cut or left-out file is logged as a warning naming it."""
     if _untouched(budget, names, bodies):
         return [
             Fitted(name, body, len(body), len(body), False) for name, body in zip(names, bodies, strict=True)

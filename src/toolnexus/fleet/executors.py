@@ -1,9 +1,7 @@
-"""An audit's plumbing: which personas live under a prefix, and where their reads run.
-
-A child folder is a candidate until its read finds no bootstrap file (so listing costs only the
-prefix's pages); files are personas by name only. Executors and Dask get batches, two per worker
-slot: a batch is the unit of result (Dask retries it whole), so a persona is never reported twice.
-"""
+"""An audit's plumbing: which personas live under a prefix, and where their reads run. A child
+folder is a candidate until its read finds no bootstrap file (listing costs only the prefix's pages);
+files are personas by name only. Executors and Dask get batches, two per worker slot: a batch is the
+unit of result (Dask retries it whole), so a persona is never reported twice."""
 
 from __future__ import annotations
 
@@ -33,8 +31,6 @@ T = TypeVar("T")
 #: ``(path, always)``: where a persona may be, and whether it is one even when nothing is found
 #: there (a bundle, the prefix itself) rather than a folder that turned out to hold no bootstrap file.
 Candidate = tuple[str, bool]
-
-_BOOTSTRAP_NAMES = frozenset(BOOTSTRAP_ORDER)
 
 
 @dataclass(frozen=True)
@@ -111,7 +107,7 @@ def _candidates(pages: Pages) -> Iterator[list[Candidate]]:
         for child in page:
             if child.folder:
                 candidates.append((child.path, False))
-            elif child.name in _BOOTSTRAP_NAMES:
+            elif child.name in BOOTSTRAP_ORDER:
                 if not home_seen:
                     home_seen = True
                     candidates.append((child.path[: -len(child.name) - 1], True))
@@ -176,13 +172,13 @@ def _picklable(result: PersonaAudit | None) -> PersonaAudit | None:
 
 
 def in_process(listing: Listing, concurrency: int) -> Generator[PersonaAudit, None, None]:
-    if listing.target.local:
-        results: Iterator[PersonaAudit | None] = (
-            _check(listing.target, candidate) for page in listing.pages for candidate in page
-        )
-    else:
-        results = _drive(_windowed(listing, concurrency))
-    yield from (result for result in results if result is not None)
+    target = listing.target
+    if target.local:
+        for candidate in (candidate for page in listing.pages for candidate in page):
+            if (result := _check(target, candidate)) is not None:
+                yield result
+        return
+    yield from (result for result in _drive(_windowed(listing, concurrency)) if result is not None)
 
 
 async def _windowed(listing: Listing, concurrency: int) -> AsyncIterator[PersonaAudit | None]:

@@ -18,15 +18,7 @@ from toolnexus.sources import DEFAULT_ENGINE, resolve_output
 
 #: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
 #: soul cut to a budget, invalid bytes replaced, a UTF-16 file, no SOUL.md, a persona that failed.
-AUDIT_ISSUES: tuple[str, ...] = (
-    "truncated",
-    "over-budget",
-    "invalid",
-    "utf16",
-    "missing-soul",
-    "skills",
-    "error",
-)
+AUDIT_ISSUES = ("truncated", "over-budget", "invalid", "utf16", "missing-soul", "skills", "error")
 
 
 class PersonaAudit(NamedTuple):

@@ -58,16 +58,11 @@ def canonical_format(name: str) -> str:
         raise ValueError(f"unknown bundle format {name!r} (choose from {known})") from None
 
 
-def named_format(path: str) -> str | None:
-    lower = path.lower()
-    matches = [suffix for suffix in _SUFFIXES if lower.endswith(suffix)]
-    return _SUFFIXES[max(matches, key=len)] if matches else None
-
-
 def format_for(path: str, asked: str | None = None) -> str:
     """``asked`` if given, else what the name says, else zip; ``asked`` may not contradict the
     name (the reader decides by the name, so the bundle would not read back)."""
-    named = named_format(path)
+    matches = [suffix for suffix in _SUFFIXES if path.lower().endswith(suffix)]
+    named = _SUFFIXES[max(matches, key=len)] if matches else None
     if asked is None:
         return named or "zip"
     wanted = canonical_format(asked)

@@ -264,10 +264,8 @@ class SoulCache:
                 return held.serve()
         confirmed = _Held(snapshot, now, budget)
         with self._lock:
-            if old is None:
-                self.stats.misses += 1
-            else:
-                self.stats.revalidated += 1
+            self.stats.misses += old is None
+            self.stats.revalidated += old is not None
             self._held[key] = confirmed
             self._held.move_to_end(key)
             while len(self._held) > self.max_personas:
