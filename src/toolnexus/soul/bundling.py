@@ -208,12 +208,11 @@ def write_bundle(
     returns the names written, in :data:`BOOTSTRAP_ORDER` then by path.
 
     ``out``'s name says the archive (``.tar``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``…, else a zip);
-    ``format`` (a key of :data:`BUNDLE_FORMATS`) says it for a name that does not, never against
-    one that does. ``home`` is anything :func:`compose_soul` takes (``fs=`` applies to it), ``out``
-    a local path or a single URL; ``storage_options`` go to both (keyed by protocol where they
-    differ). An existing ``out`` is a :class:`FileExistsError` unless ``force=True``; a failed write
-    raises an :class:`OSError` naming ``out``, leaving nothing behind.
-    """
+    ``format`` (a key of :data:`BUNDLE_FORMATS`) says it for a name that does not, never against one
+    that does. ``home`` is anything :func:`compose_soul` takes (``fs=`` applies to it), ``out`` a local
+    path or a single URL; ``storage_options`` go to both (keyed by protocol where they differ). An
+    existing ``out`` is a :class:`FileExistsError` unless ``force=True``; a failed write raises an
+    :class:`OSError` naming ``out``, leaving nothing behind."""
     out_path = os.fspath(out)
     kind = format_for(out_path, format)
     out_is_url = is_url(out_path)

@@ -102,13 +102,11 @@ class _Held:
 
 
 class SoulCache:
-    """An opt-in cache for :func:`compose_soul` that revalidates on every call: an unchanged
-    local file is not read again, an unchanged S3 file costs a bodiless 304.
-
-    ``max_personas`` bounds memory (least recently used dropped); ``max_age`` (seconds, off)
-    serves a soul confirmed that recently without a request; ``stale_if_error`` (seconds, off)
-    serves the last good soul, with a warning, when the store fails (never one that is gone).
-    Safe across threads and loops; no lock held during I/O.
+    """An opt-in cache for :func:`compose_soul` that revalidates on every call: an unchanged local
+    file is not read again, an unchanged S3 file costs a bodiless 304. ``max_personas`` bounds memory
+    (least recently used dropped); ``max_age`` (seconds, off) serves a soul confirmed that recently
+    without a request; ``stale_if_error`` (seconds, off) serves the last good soul, with a warning,
+    when the store fails (never one that is gone). Safe across threads and loops; no lock held during I/O.
     """
 
     def __init__(

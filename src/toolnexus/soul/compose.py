@@ -3,6 +3,7 @@ functions are the same on a resolved source (agents, audit)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -77,14 +78,13 @@ def compose_soul(
 ) -> tuple[str, list[str]]:
     """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
 
-    ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``),
-    a path on ``fs``, a UPath, a :class:`BootstrapSource`, or a list of them, base first (a
-    layered persona: the topmost layer holding a file wins); a zip or tar file is a bundle.
-    ``storage_options`` configure the filesystem built from a URL (keyed by protocol per hop);
-    ``cache=SoulCache()`` skips what provably did not change. ``files=`` or ``profile=`` (see
-    :data:`PROFILES`) reads only those names; ``budget=Budget(...)`` fits the soul to a model
-    after the rules; ``engine="obstore"`` reads object-store URLs with obstore's client.
-    """
+    ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``), a
+    path on ``fs``, a UPath, a :class:`BootstrapSource`, or a list of them, base first (a layered
+    persona: the topmost layer holding a file wins); a zip or tar file is a bundle. ``storage_options``
+    configure the filesystem built from a URL (keyed by protocol per hop); ``cache=SoulCache()`` skips
+    what provably did not change. ``files=`` or ``profile=`` (see :data:`PROFILES`) reads only those
+    names; ``budget=Budget(...)`` fits the soul to a model after the rules; ``engine="obstore"`` reads
+    object-store URLs with obstore's client."""
     follow = follow_external_symlinks
     if cache is not None:  # one way to cache: the cache's own method
         options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
@@ -160,11 +160,10 @@ def inspect_soul(
 ) -> SoulReport:
     """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
 
-    Sizes over the cap are looked up exactly (maybe one request per oversized remote file);
-    ``skills`` is the home's :class:`SkillSet` (``None`` with ``files`` or ``profile``).
-    ``on_error="report"`` makes an unreadable file a row with status ``"error"`` and the soul what
-    the others give; a home that cannot be read at all still raises.
-    """
+    Sizes over the cap are looked up exactly (maybe one request per oversized remote file); ``skills``
+    is the home's :class:`SkillSet` (``None`` with ``files`` or ``profile``). ``on_error="report"``
+    makes an unreadable file a row with status ``"error"`` and the soul what the others give; a home
+    that cannot be read at all still raises."""
     names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
     follow = follow_external_symlinks
     source = resolve(
@@ -186,12 +185,12 @@ def inspect_soul(
 
 
 def inspect_source(
-    source: SourceBase, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
+    source: SourceBase, budget: Budget | None, names: tuple[str, ...], skills: bool
 ) -> SoulReport:
     """:func:`inspect_soul` on a resolved source, names and budget checked (``audit``, locally)."""
-    return _report(
-        source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True), source.location, names, budget
-    )
+    read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+    report = _report(read, source.location, names, budget)
+    return report._replace(skills=skills_beside(source)) if skills else report
 
 
 async def compose_soul_parts_async(
@@ -209,8 +208,9 @@ async def compose_soul_parts_async(
 
 
 async def inspect_source_async(
-    source: SourceBase, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
+    source: SourceBase, budget: Budget | None, names: tuple[str, ...], skills: bool
 ) -> SoulReport:
     """:func:`inspect_source` for event loops (``audit``, remote personas)."""
     reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
-    return _report(reading, source.location, names, budget)
+    report = _report(reading, source.location, names, budget)
+    return report._replace(skills=await asyncio.to_thread(skills_beside, source)) if skills else report
