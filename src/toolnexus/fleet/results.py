@@ -4,8 +4,6 @@ go to stdout or, all or nothing, to a report file (:func:`report_file`)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -14,6 +12,7 @@ from typing import Any, NamedTuple
 
 from toolnexus.composer.rules import SoulReport
 from toolnexus.errors import location_error
+from toolnexus.soul.bundling import written_whole
 from toolnexus.sources import DEFAULT_ENGINE, resolve_output
 
 #: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
@@ -157,28 +156,8 @@ def _writing(out: str) -> Iterator[None]:
 
 @contextmanager
 def _local(path: str, out: str) -> Iterator[Callable[[str], None]]:
-    directory = os.path.dirname(os.path.abspath(path))
-    with _writing(out):
-        fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
-
-            def write(text: str) -> None:
-                with _writing(out):
-                    stream.write(text)
-
-            yield write
-            with _writing(out):
-                stream.flush()
-                os.fsync(stream.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        with _writing(out):
-            os.chmod(temp, 0o666 & ~umask)  # what open(path, "w") makes, not mkstemp's 0o600
-            os.replace(temp, path)
-    finally:
-        if os.path.lexists(temp):
-            os.unlink(temp)
+    with written_whole(path, guard=lambda: _writing(out)) as write:
+        yield lambda text: write(text.encode("utf-8"))
 
 
 @contextmanager

@@ -17,7 +17,8 @@ import tarfile
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
@@ -155,33 +156,47 @@ def _refuse_existing(out: str) -> OSError:
     )
 
 
-def _write_local(path: str, data: bytes, force: bool) -> None:
-    """Temp file next to ``path`` then a rename, so readers never see half an archive; without
-    ``force`` a hard link, which fails on a file that appeared meanwhile (else check-then-replace)."""
+@contextmanager
+def written_whole(
+    path: str, *, exclusive: bool = False, guard: Callable[[], AbstractContextManager[None]] = nullcontext
+) -> Iterator[Callable[[bytes], None]]:
+    """A ``write(data)`` whose bytes become the local file ``path`` when the block ends without error,
+    never half of them: a synced temp file beside it, renamed over it (``exclusive``: hard-linked, which
+    fails on a file that appeared meanwhile). ``guard`` wraps our own I/O, not the block's."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    with guard():
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
+
+            def write(data: bytes) -> None:
+                with guard():
+                    stream.write(data)
+
+            yield write
+            with guard():
+                stream.flush()
+                os.fsync(stream.fileno())
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # what open(path, "wb") would have made, not mkstemp's 0o600
-        if force:
-            os.replace(temp, path)
-            return
-        try:
-            os.link(temp, path)
-        except FileExistsError:
-            raise _refuse_existing(path) from None
-        except OSError:
-            if os.path.lexists(path):
-                raise _refuse_existing(path) from None
-            os.replace(temp, path)
+        with guard():
+            os.chmod(temp, 0o666 & ~umask)  # what open(path, "w") would have made, not mkstemp's 0o600
+            (_link if exclusive else os.replace)(temp, path)
     finally:
         if os.path.lexists(temp):
             os.unlink(temp)
+
+
+def _link(temp: str, path: str) -> None:
+    """Fails on a file that appeared since (checking, then replacing, would race)."""
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        raise _refuse_existing(path) from None
+    except OSError:  # no hard links here
+        if os.path.lexists(path):
+            raise _refuse_existing(path) from None
+        os.replace(temp, path)
 
 
 def _write_remote(fs: Any, path: str, data: bytes, force: bool, location: str) -> None:
@@ -230,7 +245,8 @@ def write_bundle(
     data = bundle_bytes(files, kind)
     try:
         if out_fs is None:
-            _write_local(out_path, data, force)
+            with written_whole(out_path, exclusive=not force) as write:
+                write(data)
         else:
             _write_remote(out_fs, out_fs_path, data, force, out_path)
     except FileExistsError:
