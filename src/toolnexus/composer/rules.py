@@ -291,7 +291,7 @@ def compose_report(
     *,
     limit: int = MAX_BOOTSTRAP_FILE_BYTES,
     sizes: Mapping[str, int] | None = None,
-    skipped: Mapping[str, str | None] | frozenset[str] = frozenset(),
+    skipped: Mapping[str, str | None] | None = None,
     layers: Mapping[str, str] | None = None,
     names: tuple[str, ...] = BOOTSTRAP_ORDER,
     budget: Budget | None = None,
@@ -302,13 +302,10 @@ def compose_report(
     to why, ``layers`` says which layer supplied each file."""
     missing = _ABSENT
     if errors or skipped:
-        why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped
-        missing = {
-            **_ABSENT,
-            **{name: FileReport(name, "skipped", reason=text) for name, text in why.items()},
-        }
+        skipped = skipped or {}
+        missing = _ABSENT | {name: FileReport(name, "skipped", reason=why) for name, why in skipped.items()}
         for name, message in (errors or {}).items():
-            missing[name] = FileReport(name, "error", reason=message or why.get(name))
+            missing[name] = FileReport(name, "error", reason=message or skipped.get(name))
     found, _, texts, files = _sections(
         location, prefixes, names, limit, sizes or {}, layers=layers, missing=missing
     )

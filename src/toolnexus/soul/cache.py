@@ -53,9 +53,7 @@ def advance(old: Snapshot | None, answer: Changes | NotModified) -> Snapshot:
     for name, fresh in answer.read.items():
         validators[name] = fresh.validator
         sizes = {} if fresh.size is None else {name: fresh.size}
-        sections[name] = compose(
-            answer.location, {name: fresh.data}, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes
-        )[0]
+        sections[name] = compose(answer.location, {name: fresh.data}, sizes=sizes)[0]
     found = tuple(name for name in BOOTSTRAP_ORDER if name in sections)
     if old is not None and old.found == found and all(old.sections[n] is sections[n] for n in found):
         soul = old.soul

@@ -32,12 +32,10 @@ def _sections(
 ) -> tuple[list[str], list[str]]:
     """No per-file diagnostics: plain bytes (the local hot path) go straight to the composer."""
     if not isinstance(read, Reading):
-        return compose_sections(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=budget)
+        return compose_sections(location, read, budget=budget)
     prefixes, sizes = _plain(read)
     over = {name: size for name, size in sizes.items() if size > MAX_BOOTSTRAP_FILE_BYTES}  # named if cut
-    return compose_sections(
-        read.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=over, budget=budget
-    )
+    return compose_sections(read.location, prefixes, sizes=over, budget=budget)
 
 
 def _report(
@@ -48,13 +46,12 @@ def _report(
     errors: Mapping[str, str] | None = None,
 ) -> SoulReport:
     if not isinstance(read, Reading):
-        return compose_report(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, names=names, budget=budget)
+        return compose_report(location, read, names=names, budget=budget)
     prefixes, sizes = _plain(read)
     entries = read.entries.items()
     return compose_report(
         read.location,
         prefixes,
-        limit=MAX_BOOTSTRAP_FILE_BYTES,
         sizes=sizes,
         skipped={name: entry.why for name, entry in entries if entry.data is None},
         layers={name: entry.origin for name, entry in entries if entry.origin is not None},
@@ -169,15 +166,14 @@ def inspect_soul(
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
+    errors = None
     try:
         read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     except OSError as failure:
         if on_error != "report":
             raise
-        reading, errors = _read_each(source, names, failure)
-        report = _report(reading, source.location, names, budget, errors)
-    else:
-        report = _report(read, source.location, names, budget)
+        read, errors = _read_each(source, names, failure)
+    report = _report(read, source.location, names, budget, errors)
     # Skills are the agent's files' (as a session sees them): not a profile's, not named files'.
     if files is not None or profile is not None:
         return report
