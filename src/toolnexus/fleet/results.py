@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from toolnexus.composer.rules import SoulReport
-from toolnexus.errors import location_error
-from toolnexus.soul.bundling import written_whole
+from toolnexus.soul.bundling import naming, written_whole
 from toolnexus.sources import DEFAULT_ENGINE, resolve_output
 
 #: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
@@ -145,28 +144,18 @@ def report_file(
 
 
 @contextmanager
-def _writing(out: str) -> Iterator[None]:
-    """Our own I/O on the report: an error names the file."""
-    try:
-        yield
-    except OSError as error:
-        reason = f"cannot write the report ({error.strerror or error})"
-        raise location_error(type(error), out, reason, error.errno) from error
-
-
-@contextmanager
 def _local(path: str, out: str) -> Iterator[Callable[[str], None]]:
-    with written_whole(path, guard=lambda: _writing(out)) as write:
+    with written_whole(path, guard=lambda: naming(out, "report")) as write:
         yield lambda text: write(text.encode("utf-8"))
 
 
 @contextmanager
 def _remote(fs: Any, path: str, out: str) -> Iterator[Callable[[str], None]]:
-    with _writing(out):
+    with naming(out, "report"):
         stream = fs.open(path, "wb")
 
     def write(text: str) -> None:
-        with _writing(out):
+        with naming(out, "report"):
             stream.write(text.encode("utf-8"))
 
     try:
@@ -176,5 +165,5 @@ def _remote(fs: Any, path: str, out: str) -> Iterator[Callable[[str], None]]:
         if discard is not None:
             discard()  # abort the upload: nothing appears
         raise
-    with _writing(out):
+    with naming(out, "report"):
         stream.close()

@@ -97,9 +97,7 @@ def _tar(files: Mapping[str, bytes]) -> bytes:
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
         for name in sorted(files, key=member_order):
             info = tarfile.TarInfo(name)
-            info.size, info.mtime, info.mode = len(files[name]), BUNDLE_MTIME, _MEMBER_MODE
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
+            info.size, info.mtime, info.mode = len(files[name]), BUNDLE_MTIME, _MEMBER_MODE  # owner: 0, ""
             archive.addfile(info, io.BytesIO(files[name]))
     return buffer.getvalue()
 
@@ -154,6 +152,18 @@ def _refuse_existing(out: str) -> OSError:
     return location_error(
         FileExistsError, out, "already exists (pass force=True to replace it)", errno.EEXIST
     )
+
+
+@contextmanager
+def naming(out: str, what: str) -> Iterator[None]:
+    """Our own I/O on ``out``: an :class:`OSError` names it (a refusal to replace one already does)."""
+    try:
+        yield
+    except FileExistsError:
+        raise
+    except OSError as error:
+        reason = f"cannot write the {what} ({error.strerror or error})"
+        raise location_error(type(error), out, reason, error.errno) from error
 
 
 @contextmanager
@@ -243,15 +253,10 @@ def write_bundle(
         resolve(home, storage_options=options, fs=fs, follow_external_symlinks=follow, engine=engine)
     )
     data = bundle_bytes(files, kind)
-    try:
+    with naming(out_path, "bundle"):
         if out_fs is None:
             with written_whole(out_path, exclusive=not force) as write:
                 write(data)
         else:
             _write_remote(out_fs, out_fs_path, data, force, out_path)
-    except FileExistsError:
-        raise
-    except OSError as error:
-        reason = f"cannot write the bundle ({error.strerror or error})"
-        raise location_error(type(error), out_path, reason, error.errno) from error
     return sorted(files, key=member_order)
