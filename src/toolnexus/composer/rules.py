@@ -1,9 +1,6 @@
-"""The specification's composition rules, each written once (:func:`_sections`), free of I/O,
-and what they report per file (:class:`FileReport`) and as a whole (:class:`SoulReport`).
-
-Every backend hands this module the first ``limit + 1`` bytes of each present bootstrap file, so
-every backend composes byte-identical souls (and the Hypothesis properties need no filesystem).
-"""
+"""The specification's composition rules, each written once (:func:`_sections`), free of I/O, and
+their reports. Every backend hands in the first ``limit + 1`` bytes of each present file, so every
+backend composes byte-identical souls (and the Hypothesis properties need no filesystem)."""
 
 from __future__ import annotations
 
@@ -151,13 +148,9 @@ def _sections(
     layers: Mapping[str, str] | None = None,
     missing: Mapping[str, FileReport] | None = None,
 ) -> tuple[list[str], list[str], list[str], list[FileReport]]:
-    """The rules, once: ``(found, sections, bodies, reports)`` of the present files among ``names``.
-
-    Cap, BOM, decode (a cut character is dropped), line endings, trailing space; a cut file is
-    logged (unless ``location`` is ``None``). With ``missing`` (what to report for a name not
-    read), every name's :class:`FileReport` is built in the same pass, instead of the sections.
-    One loop, no call per common file.
-    """
+    """The rules, once: ``(found, sections, bodies, reports)`` of the present files among ``names``
+    (a cut file logged unless ``location`` is ``None``). With ``missing`` (the report of a name not
+    read), every name's :class:`FileReport` instead of the sections. One loop, no call per file."""
     found: list[str] = []
     sections: list[str] = []
     bodies: list[str] = []
@@ -207,11 +200,9 @@ def _sections(
 
 
 def _decode(prefix: bytes, limit: int) -> _Decoded:
-    """How a file with a BOM or over the cap decodes (a 2 MiB prefix is never copied first).
-
-    A character the cap cuts is dropped (in UTF-16 also a code unit or the first half of a
-    surrogate pair); an odd byte or lone surrogate the cap did not cut becomes U+FFFD.
-    """
+    """How a file with a BOM or over the cap decodes (a 2 MiB prefix is never copied first): a
+    character the cap cuts is dropped (in UTF-16 also a code unit or the first half of a surrogate
+    pair); an odd byte or lone surrogate the cap did not cut becomes U+FFFD."""
     truncated = len(prefix) > limit
     end = stop = limit if truncated else len(prefix)
     encoding = _UTF16_BOMS.get(prefix[:2])
@@ -300,26 +291,21 @@ def compose_report(
     *,
     limit: int = MAX_BOOTSTRAP_FILE_BYTES,
     sizes: Mapping[str, int] | None = None,
-    skipped: Mapping[str, str | None] | frozenset[str] = frozenset(),
+    skipped: Mapping[str, str | None] | None = None,
     layers: Mapping[str, str] | None = None,
     names: tuple[str, ...] = BOOTSTRAP_ORDER,
     budget: Budget | None = None,
     errors: Mapping[str, str] | None = None,
 ) -> SoulReport:
-    """The soul of the present files among ``names``, with a report for every name.
-
-    ``skipped`` names exist but are not regular files (a mapping says why: ``"folder"``);
-    ``layers`` says which layer supplied each file; ``errors`` maps unreadable names to why.
-    """
+    """The soul of the present files among ``names``, with a report for every name: ``skipped``
+    ones are not regular files (a mapping says why: ``"folder"``), ``errors`` maps unreadable ones
+    to why, ``layers`` says which layer supplied each file."""
     missing = _ABSENT
     if errors or skipped:
-        why = dict.fromkeys(skipped) if isinstance(skipped, frozenset) else skipped
-        missing = {
-            **_ABSENT,
-            **{name: FileReport(name, "skipped", reason=text) for name, text in why.items()},
-        }
+        skipped = skipped or {}
+        missing = _ABSENT | {name: FileReport(name, "skipped", reason=why) for name, why in skipped.items()}
         for name, message in (errors or {}).items():
-            missing[name] = FileReport(name, "error", reason=message or why.get(name))
+            missing[name] = FileReport(name, "error", reason=message or skipped.get(name))
     found, _, texts, files = _sections(
         location, prefixes, names, limit, sizes or {}, layers=layers, missing=missing
     )

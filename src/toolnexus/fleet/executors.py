@@ -1,14 +1,13 @@
-"""An audit's plumbing: which personas live under a prefix, and where their reads run.
-
-A child folder is a candidate until its read finds no bootstrap file (so listing costs only the
-prefix's pages); files are personas by name only. Executors and Dask get batches, two per worker
-slot: a batch is the unit of result (Dask retries it whole), so a persona is never reported twice.
-"""
+"""An audit's plumbing: which personas live under a prefix, and where their reads run. A child
+folder is a candidate until its read finds no bootstrap file (listing costs only the prefix's pages);
+files are personas by name only. Executors and Dask get batches, two per worker slot: a batch is the
+unit of result (Dask retries it whole), so a persona is never reported twice."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -21,7 +20,6 @@ from typing import Any, TypeVar
 from toolnexus.composer.budget import Budget
 from toolnexus.composer.rules import BOOTSTRAP_ORDER, SoulReport
 from toolnexus.fleet.results import PersonaAudit
-from toolnexus.skills import skills_beside
 from toolnexus.soul.compose import inspect_source, inspect_source_async
 from toolnexus.sources import Pages, SourceBase, kind_by_name, resolve
 
@@ -33,8 +31,6 @@ T = TypeVar("T")
 #: ``(path, always)``: where a persona may be, and whether it is one even when nothing is found
 #: there (a bundle, the prefix itself) rather than a folder that turned out to hold no bootstrap file.
 Candidate = tuple[str, bool]
-
-_BOOTSTRAP_NAMES = frozenset(BOOTSTRAP_ORDER)
 
 
 @dataclass(frozen=True)
@@ -111,7 +107,7 @@ def _candidates(pages: Pages) -> Iterator[list[Candidate]]:
         for child in page:
             if child.folder:
                 candidates.append((child.path, False))
-            elif child.name in _BOOTSTRAP_NAMES:
+            elif child.name in BOOTSTRAP_ORDER:
                 if not home_seen:
                     home_seen = True
                     candidates.append((child.path[: -len(child.name) - 1], True))
@@ -130,10 +126,7 @@ def _result(target: Target, candidate: Candidate, report: SoulReport) -> Persona
 
 def _check(target: Target, candidate: Candidate) -> PersonaAudit | None:
     try:
-        source = target.source(candidate[0])
-        report = inspect_source(source, budget=target.budget, names=target.names)
-        if target.skills:
-            report = report._replace(skills=skills_beside(source))
+        report = inspect_source(target.source(candidate[0]), target.budget, target.names, target.skills)
     except Exception as error:
         return PersonaAudit(target.location(candidate[0]), error=error)
     return _result(target, candidate, report)
@@ -142,9 +135,7 @@ def _check(target: Target, candidate: Candidate) -> PersonaAudit | None:
 async def _check_async(target: Target, candidate: Candidate) -> PersonaAudit | None:
     try:
         source = target.source(candidate[0])
-        report = await inspect_source_async(source, budget=target.budget, names=target.names)
-        if target.skills:
-            report = report._replace(skills=await asyncio.to_thread(skills_beside, source))
+        report = await inspect_source_async(source, target.budget, target.names, target.skills)
     except Exception as error:
         return PersonaAudit(target.location(candidate[0]), error=error)
     return _result(target, candidate, report)
@@ -176,13 +167,13 @@ def _picklable(result: PersonaAudit | None) -> PersonaAudit | None:
 
 
 def in_process(listing: Listing, concurrency: int) -> Generator[PersonaAudit, None, None]:
-    if listing.target.local:
-        results: Iterator[PersonaAudit | None] = (
-            _check(listing.target, candidate) for page in listing.pages for candidate in page
-        )
-    else:
-        results = _drive(_windowed(listing, concurrency))
-    yield from (result for result in results if result is not None)
+    target = listing.target
+    if target.local:
+        for candidate in itertools.chain.from_iterable(listing.pages):
+            if (result := _check(target, candidate)) is not None:
+                yield result
+        return
+    yield from (result for result in _drive(_windowed(listing, concurrency)) if result is not None)
 
 
 async def _windowed(listing: Listing, concurrency: int) -> AsyncIterator[PersonaAudit | None]:
@@ -236,13 +227,8 @@ def _drive(results: AsyncIterator[T]) -> Iterator[T]:
 
 
 def _batches(pages: Iterator[list[Candidate]], size: int) -> Iterator[list[Candidate]]:
-    batch: list[Candidate] = []
-    for candidate in (candidate for page in pages for candidate in page):
-        batch.append(candidate)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
+    candidates = itertools.chain.from_iterable(pages)
+    while batch := list(itertools.islice(candidates, size)):
         yield batch
 
 
@@ -274,7 +260,9 @@ def refuse_fork(executor: Any, target: Target) -> None:
 
 
 def on_executor(executor: Any, concurrency: int) -> Callable[[Listing], Generator[PersonaAudit, None, None]]:
-    """How to audit a listing on ``executor`` (checked now, before anything is listed)."""
+    """How to audit a listing: here (``None``) or on ``executor`` (checked now, before any listing)."""
+    if executor is None:
+        return partial(in_process, concurrency=concurrency)
     submit, slots = _submitter(executor)
     size = max(1, concurrency // (2 * max(1, slots)))  # two batches per worker slot
     limit = max(1, concurrency // size)  # batches in flight: ``concurrency`` personas in all

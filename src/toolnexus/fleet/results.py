@@ -4,8 +4,6 @@ go to stdout or, all or nothing, to a report file (:func:`report_file`)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -13,20 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from toolnexus.composer.rules import SoulReport
-from toolnexus.errors import location_error
+from toolnexus.soul.bundling import naming, written_whole
 from toolnexus.sources import DEFAULT_ENGINE, resolve_output
 
 #: Every problem an audit can find, as ``--fail-on`` spells it: a file cut at the 2 MiB cap, a
 #: soul cut to a budget, invalid bytes replaced, a UTF-16 file, no SOUL.md, a persona that failed.
-AUDIT_ISSUES: tuple[str, ...] = (
-    "truncated",
-    "over-budget",
-    "invalid",
-    "utf16",
-    "missing-soul",
-    "skills",
-    "error",
-)
+AUDIT_ISSUES = ("truncated", "over-budget", "invalid", "utf16", "missing-soul", "skills", "error")
 
 
 class PersonaAudit(NamedTuple):
@@ -154,48 +144,18 @@ def report_file(
 
 
 @contextmanager
-def _writing(out: str) -> Iterator[None]:
-    """Our own I/O on the report: an error names the file."""
-    try:
-        yield
-    except OSError as error:
-        reason = f"cannot write the report ({error.strerror or error})"
-        raise location_error(type(error), out, reason, error.errno) from error
-
-
-@contextmanager
 def _local(path: str, out: str) -> Iterator[Callable[[str], None]]:
-    directory = os.path.dirname(os.path.abspath(path))
-    with _writing(out):
-        fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
-
-            def write(text: str) -> None:
-                with _writing(out):
-                    stream.write(text)
-
-            yield write
-            with _writing(out):
-                stream.flush()
-                os.fsync(stream.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        with _writing(out):
-            os.chmod(temp, 0o666 & ~umask)  # what open(path, "w") makes, not mkstemp's 0o600
-            os.replace(temp, path)
-    finally:
-        if os.path.lexists(temp):
-            os.unlink(temp)
+    with written_whole(path, guard=lambda: naming(out, "report")) as write:
+        yield lambda text: write(text.encode("utf-8"))
 
 
 @contextmanager
 def _remote(fs: Any, path: str, out: str) -> Iterator[Callable[[str], None]]:
-    with _writing(out):
+    with naming(out, "report"):
         stream = fs.open(path, "wb")
 
     def write(text: str) -> None:
-        with _writing(out):
+        with naming(out, "report"):
             stream.write(text.encode("utf-8"))
 
     try:
@@ -205,5 +165,5 @@ def _remote(fs: Any, path: str, out: str) -> Iterator[Callable[[str], None]]:
         if discard is not None:
             discard()  # abort the upload: nothing appears
         raise
-    with _writing(out):
+    with naming(out, "report"):
         stream.close()

@@ -17,7 +17,8 @@ import tarfile
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
@@ -58,16 +59,11 @@ def canonical_format(name: str) -> str:
         raise ValueError(f"unknown bundle format {name!r} (choose from {known})") from None
 
 
-def named_format(path: str) -> str | None:
-    lower = path.lower()
-    matches = [suffix for suffix in _SUFFIXES if lower.endswith(suffix)]
-    return _SUFFIXES[max(matches, key=len)] if matches else None
-
-
 def format_for(path: str, asked: str | None = None) -> str:
     """``asked`` if given, else what the name says, else zip; ``asked`` may not contradict the
     name (the reader decides by the name, so the bundle would not read back)."""
-    named = named_format(path)
+    matches = [suffix for suffix in _SUFFIXES if path.lower().endswith(suffix)]
+    named = _SUFFIXES[max(matches, key=len)] if matches else None
     if asked is None:
         return named or "zip"
     wanted = canonical_format(asked)
@@ -101,9 +97,7 @@ def _tar(files: Mapping[str, bytes]) -> bytes:
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
         for name in sorted(files, key=member_order):
             info = tarfile.TarInfo(name)
-            info.size, info.mtime, info.mode = len(files[name]), BUNDLE_MTIME, _MEMBER_MODE
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
+            info.size, info.mtime, info.mode = len(files[name]), BUNDLE_MTIME, _MEMBER_MODE  # owner: 0, ""
             archive.addfile(info, io.BytesIO(files[name]))
     return buffer.getvalue()
 
@@ -160,33 +154,59 @@ def _refuse_existing(out: str) -> OSError:
     )
 
 
-def _write_local(path: str, data: bytes, force: bool) -> None:
-    """Temp file next to ``path`` then a rename, so readers never see half an archive; without
-    ``force`` a hard link, which fails on a file that appeared meanwhile (else check-then-replace)."""
+@contextmanager
+def naming(out: str, what: str) -> Iterator[None]:
+    """Our own I/O on ``out``: an :class:`OSError` names it (a refusal to replace one already does)."""
+    try:
+        yield
+    except FileExistsError:
+        raise
+    except OSError as error:
+        reason = f"cannot write the {what} ({error.strerror or error})"
+        raise location_error(type(error), out, reason, error.errno) from error
+
+
+@contextmanager
+def written_whole(
+    path: str, *, exclusive: bool = False, guard: Callable[[], AbstractContextManager[None]] = nullcontext
+) -> Iterator[Callable[[bytes], None]]:
+    """A ``write(data)`` whose bytes become the local file ``path`` when the block ends without error,
+    never half of them: a synced temp file beside it, renamed over it (``exclusive``: hard-linked, which
+    fails on a file that appeared meanwhile). ``guard`` wraps our own I/O, not the block's."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    with guard():
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
+
+            def write(data: bytes) -> None:
+                with guard():
+                    stream.write(data)
+
+            yield write
+            with guard():
+                stream.flush()
+                os.fsync(stream.fileno())
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # what open(path, "wb") would have made, not mkstemp's 0o600
-        if force:
-            os.replace(temp, path)
-            return
-        try:
-            os.link(temp, path)
-        except FileExistsError:
-            raise _refuse_existing(path) from None
-        except OSError:
-            if os.path.lexists(path):
-                raise _refuse_existing(path) from None
-            os.replace(temp, path)
+        with guard():
+            os.chmod(temp, 0o666 & ~umask)  # what open(path, "w") would have made, not mkstemp's 0o600
+            (_link if exclusive else os.replace)(temp, path)
     finally:
         if os.path.lexists(temp):
             os.unlink(temp)
+
+
+def _link(temp: str, path: str) -> None:
+    """Fails on a file that appeared since (checking, then replacing, would race)."""
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        raise _refuse_existing(path) from None
+    except OSError:  # no hard links here
+        if os.path.lexists(path):
+            raise _refuse_existing(path) from None
+        os.replace(temp, path)
 
 
 def _write_remote(fs: Any, path: str, data: bytes, force: bool, location: str) -> None:
@@ -213,12 +233,11 @@ def write_bundle(
     returns the names written, in :data:`BOOTSTRAP_ORDER` then by path.
 
     ``out``'s name says the archive (``.tar``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``…, else a zip);
-    ``format`` (a key of :data:`BUNDLE_FORMATS`) says it for a name that does not, never against
-    one that does. ``home`` is anything :func:`compose_soul` takes (``fs=`` applies to it), ``out``
-    a local path or a single URL; ``storage_options`` go to both (keyed by protocol where they
-    differ). An existing ``out`` is a :class:`FileExistsError` unless ``force=True``; a failed write
-    raises an :class:`OSError` naming ``out``, leaving nothing behind.
-    """
+    ``format`` (a key of :data:`BUNDLE_FORMATS`) says it for a name that does not, never against one
+    that does. ``home`` is anything :func:`compose_soul` takes (``fs=`` applies to it), ``out`` a local
+    path or a single URL; ``storage_options`` go to both (keyed by protocol where they differ). An
+    existing ``out`` is a :class:`FileExistsError` unless ``force=True``; a failed write raises an
+    :class:`OSError` naming ``out``, leaving nothing behind."""
     out_path = os.fspath(out)
     kind = format_for(out_path, format)
     out_is_url = is_url(out_path)
@@ -234,14 +253,10 @@ def write_bundle(
         resolve(home, storage_options=options, fs=fs, follow_external_symlinks=follow, engine=engine)
     )
     data = bundle_bytes(files, kind)
-    try:
+    with naming(out_path, "bundle"):
         if out_fs is None:
-            _write_local(out_path, data, force)
+            with written_whole(out_path, exclusive=not force) as write:
+                write(data)
         else:
             _write_remote(out_fs, out_fs_path, data, force, out_path)
-    except FileExistsError:
-        raise
-    except OSError as error:
-        reason = f"cannot write the bundle ({error.strerror or error})"
-        raise location_error(type(error), out_path, reason, error.errno) from error
     return sorted(files, key=member_order)

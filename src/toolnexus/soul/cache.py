@@ -53,9 +53,7 @@ def advance(old: Snapshot | None, answer: Changes | NotModified) -> Snapshot:
     for name, fresh in answer.read.items():
         validators[name] = fresh.validator
         sizes = {} if fresh.size is None else {name: fresh.size}
-        sections[name] = compose(
-            answer.location, {name: fresh.data}, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=sizes
-        )[0]
+        sections[name] = compose(answer.location, {name: fresh.data}, sizes=sizes)[0]
     found = tuple(name for name in BOOTSTRAP_ORDER if name in sections)
     if old is not None and old.found == found and all(old.sections[n] is sections[n] for n in found):
         soul = old.soul
@@ -102,13 +100,11 @@ class _Held:
 
 
 class SoulCache:
-    """An opt-in cache for :func:`compose_soul` that revalidates on every call: an unchanged
-    local file is not read again, an unchanged S3 file costs a bodiless 304.
-
-    ``max_personas`` bounds memory (least recently used dropped); ``max_age`` (seconds, off)
-    serves a soul confirmed that recently without a request; ``stale_if_error`` (seconds, off)
-    serves the last good soul, with a warning, when the store fails (never one that is gone).
-    Safe across threads and loops; no lock held during I/O.
+    """An opt-in cache for :func:`compose_soul` that revalidates on every call: an unchanged local
+    file is not read again, an unchanged S3 file costs a bodiless 304. ``max_personas`` bounds memory
+    (least recently used dropped); ``max_age`` (seconds, off) serves a soul confirmed that recently
+    without a request; ``stale_if_error`` (seconds, off) serves the last good soul, with a warning,
+    when the store fails (never one that is gone). Safe across threads and loops; no lock held during I/O.
     """
 
     def __init__(
@@ -158,9 +154,9 @@ class SoulCache:
         budget: each combination is its own entry; files outside a profile are never read)."""
         names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
         source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
-        key, held = self._entry(key, names, budget)
-        if held is not None and self._fresh(held):
-            return held.serve()
+        key, held, served = self._entry(key, names, budget)
+        if served is not None:
+            return served
         old = None if held is None else held.snapshot
         try:
             answer = source.changed_since(old, names, MAX_BOOTSTRAP_FILE_BYTES)
@@ -183,9 +179,9 @@ class SoulCache:
         """:meth:`compose_soul` for event loops: each source decides how it waits."""
         names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
         source, key = self._resolve(dir, storage_options, fs, follow_external_symlinks, engine)
-        key, held = self._entry(key, names, budget)
-        if held is not None and self._fresh(held):
-            return held.serve()
+        key, held, served = self._entry(key, names, budget)
+        if served is not None:
+            return served
         old = None if held is None else held.snapshot
         try:
             answer = await source.changed_since_async(old, names, MAX_BOOTSTRAP_FILE_BYTES)
@@ -214,22 +210,19 @@ class SoulCache:
 
     def _entry(
         self, key: Hashable, names: tuple[str, ...], budget: Budget | None
-    ) -> tuple[Hashable, _Held | None]:
-        """The entry's key (each narrowing is an entry of its own) and what it holds, if anything."""
+    ) -> tuple[Hashable, _Held | None, tuple[str, list[str]] | None]:
+        """The entry's key (each narrowing is an entry of its own), what it holds, and its soul if
+        ``max_age`` lets it be served without a request."""
         if budget is not None or names != BOOTSTRAP_ORDER:
             key = (key, names, budget)
         with self._lock:
             held = self._held.get(key)
             if held is not None:
                 self._held.move_to_end(key)
-        return key, held
-
-    def _fresh(self, held: _Held) -> bool:
-        """Whether ``max_age`` lets the held soul be served without a request."""
-        if self.max_age is None or self._clock() - held.confirmed >= self.max_age:
-            return False
+        if held is None or self.max_age is None or self._clock() - held.confirmed >= self.max_age:
+            return key, held, None
         self.stats.fresh_hits += 1
-        return True
+        return key, held, held.serve()
 
     def _resolve(
         self, dir: Any, storage_options: Mapping[str, Any] | None, fs: Any, follow: bool, engine: str
@@ -264,10 +257,8 @@ class SoulCache:
                 return held.serve()
         confirmed = _Held(snapshot, now, budget)
         with self._lock:
-            if old is None:
-                self.stats.misses += 1
-            else:
-                self.stats.revalidated += 1
+            self.stats.misses += old is None
+            self.stats.revalidated += old is not None
             self._held[key] = confirmed
             self._held.move_to_end(key)
             while len(self._held) > self.max_personas:

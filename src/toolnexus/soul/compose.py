@@ -3,6 +3,7 @@ functions are the same on a resolved source (agents, audit)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,12 +32,10 @@ def _sections(
 ) -> tuple[list[str], list[str]]:
     """No per-file diagnostics: plain bytes (the local hot path) go straight to the composer."""
     if not isinstance(read, Reading):
-        return compose_sections(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, budget=budget)
+        return compose_sections(location, read, budget=budget)
     prefixes, sizes = _plain(read)
     over = {name: size for name, size in sizes.items() if size > MAX_BOOTSTRAP_FILE_BYTES}  # named if cut
-    return compose_sections(
-        read.location, prefixes, limit=MAX_BOOTSTRAP_FILE_BYTES, sizes=over, budget=budget
-    )
+    return compose_sections(read.location, prefixes, sizes=over, budget=budget)
 
 
 def _report(
@@ -47,13 +46,12 @@ def _report(
     errors: Mapping[str, str] | None = None,
 ) -> SoulReport:
     if not isinstance(read, Reading):
-        return compose_report(location, read, limit=MAX_BOOTSTRAP_FILE_BYTES, names=names, budget=budget)
+        return compose_report(location, read, names=names, budget=budget)
     prefixes, sizes = _plain(read)
     entries = read.entries.items()
     return compose_report(
         read.location,
         prefixes,
-        limit=MAX_BOOTSTRAP_FILE_BYTES,
         sizes=sizes,
         skipped={name: entry.why for name, entry in entries if entry.data is None},
         layers={name: entry.origin for name, entry in entries if entry.origin is not None},
@@ -77,14 +75,13 @@ def compose_soul(
 ) -> tuple[str, list[str]]:
     """Compose a persona's soul from its home, wherever it lives; returns ``(soul, found)``.
 
-    ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``),
-    a path on ``fs``, a UPath, a :class:`BootstrapSource`, or a list of them, base first (a
-    layered persona: the topmost layer holding a file wins); a zip or tar file is a bundle.
-    ``storage_options`` configure the filesystem built from a URL (keyed by protocol per hop);
-    ``cache=SoulCache()`` skips what provably did not change. ``files=`` or ``profile=`` (see
-    :data:`PROFILES`) reads only those names; ``budget=Budget(...)`` fits the soul to a model
-    after the rules; ``engine="obstore"`` reads object-store URLs with obstore's client.
-    """
+    ``dir`` is a local path, an fsspec URL (``s3://bucket/aster``, ``zip://aster::s3://b/a.zip``), a
+    path on ``fs``, a UPath, a :class:`BootstrapSource`, or a list of them, base first (a layered
+    persona: the topmost layer holding a file wins); a zip or tar file is a bundle. ``storage_options``
+    configure the filesystem built from a URL (keyed by protocol per hop); ``cache=SoulCache()`` skips
+    what provably did not change. ``files=`` or ``profile=`` (see :data:`PROFILES`) reads only those
+    names; ``budget=Budget(...)`` fits the soul to a model after the rules; ``engine="obstore"`` reads
+    object-store URLs with obstore's client."""
     follow = follow_external_symlinks
     if cache is not None:  # one way to cache: the cache's own method
         options = {"storage_options": storage_options, "fs": fs, "follow_external_symlinks": follow}
@@ -160,25 +157,23 @@ def inspect_soul(
 ) -> SoulReport:
     """Compose like :func:`compose_soul` and also say what each bootstrap name contributed.
 
-    Sizes over the cap are looked up exactly (maybe one request per oversized remote file);
-    ``skills`` is the home's :class:`SkillSet` (``None`` with ``files`` or ``profile``).
-    ``on_error="report"`` makes an unreadable file a row with status ``"error"`` and the soul what
-    the others give; a home that cannot be read at all still raises.
-    """
+    Sizes over the cap are looked up exactly (maybe one request per oversized remote file); ``skills``
+    is the home's :class:`SkillSet` (``None`` with ``files`` or ``profile``). ``on_error="report"``
+    makes an unreadable file a row with status ``"error"`` and the soul what the others give; a home
+    that cannot be read at all still raises."""
     names, budget = select_names(files, profile), checked_budget(budget)  # before any I/O
     follow = follow_external_symlinks
     source = resolve(
         dir, storage_options=storage_options, fs=fs, follow_external_symlinks=follow, engine=engine
     )
+    errors = None
     try:
         read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
     except OSError as failure:
         if on_error != "report":
             raise
-        reading, errors = _read_each(source, names, failure)
-        report = _report(reading, source.location, names, budget, errors)
-    else:
-        report = _report(read, source.location, names, budget)
+        read, errors = _read_each(source, names, failure)
+    report = _report(read, source.location, names, budget, errors)
     # Skills are the agent's files' (as a session sees them): not a profile's, not named files'.
     if files is not None or profile is not None:
         return report
@@ -186,12 +181,12 @@ def inspect_soul(
 
 
 def inspect_source(
-    source: SourceBase, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
+    source: SourceBase, budget: Budget | None, names: tuple[str, ...], skills: bool
 ) -> SoulReport:
     """:func:`inspect_soul` on a resolved source, names and budget checked (``audit``, locally)."""
-    return _report(
-        source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True), source.location, names, budget
-    )
+    read = source.read_fast(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
+    report = _report(read, source.location, names, budget)
+    return report._replace(skills=skills_beside(source)) if skills else report
 
 
 async def compose_soul_parts_async(
@@ -209,8 +204,9 @@ async def compose_soul_parts_async(
 
 
 async def inspect_source_async(
-    source: SourceBase, *, budget: Budget | None = None, names: tuple[str, ...] = BOOTSTRAP_ORDER
+    source: SourceBase, budget: Budget | None, names: tuple[str, ...], skills: bool
 ) -> SoulReport:
     """:func:`inspect_source` for event loops (``audit``, remote personas)."""
     reading = await source.read_entries_async(names, MAX_BOOTSTRAP_FILE_BYTES, exact_sizes=True)
-    return _report(reading, source.location, names, budget)
+    report = _report(reading, source.location, names, budget)
+    return report._replace(skills=await asyncio.to_thread(skills_beside, source)) if skills else report
