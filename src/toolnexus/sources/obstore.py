@@ -15,8 +15,8 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from toolnexus._fs import is_empty_range_error
 from toolnexus._object_store import is_conflict, object_store_error
-from toolnexus.errors import location_error, read_error
-from toolnexus.sources.base import Reading, SourceBase
+from toolnexus.errors import location_error
+from toolnexus.sources.base import Reading, SourceBase, read_errors
 from toolnexus.sources.children import Pages, delimited_children, no_such_prefix
 from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
 from toolnexus.sources.fsspec import FsspecSource
@@ -36,18 +36,18 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: obstore's fsspec adapter, as the protocol table names it, and the protocols it speaks.
+#: obstore's fsspec adapter and :class:`StoreFiles` as the protocol table names them; the protocols
+#: the adapter speaks.
 ADAPTER = "obstore.fsspec.FsspecStore"
 ADAPTER_PROTOCOLS = (
     *("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "azure"),
     *("http", "https", "file", "memory"),
 )
-#: :class:`StoreFiles` as the protocol table names it: ``fs=`` such files is read through the engine.
 STORE_FILES = "toolnexus.sources.obstore.StoreFiles"
 
 
 def _obstore() -> Any:
-    """obstore itself, imported on first use (the optional engine; a store means it is there)."""
+    """obstore, imported on first use (the optional engine; a store means it is there)."""
     import obstore  # noqa: PLC0415
 
     return obstore
@@ -129,12 +129,11 @@ class ObstoreClient(ObjectClient):
 
 
 class StoreFiles:
-    """An obstore store as the few filesystem calls the plan, archives and ``write_bundle`` make.
-    Pickled (``audit``'s workers), a store built from a URL is rebuilt from ``rebuild``."""
+    """An obstore store as the few filesystem calls the plan, archives and ``write_bundle`` make;
+    pickled (``audit``'s workers), a store built from a URL is rebuilt from ``rebuild``."""
 
     protocol = "obstore"
-    #: obstore's runtime (tokio) keeps threads that ``fork()`` does not copy: ``audit`` refuses forks.
-    fork_safe = False
+    fork_safe = False  # obstore's runtime (tokio) keeps threads that fork() does not copy
     #: Its coroutines are awaited on any loop (the caller's).
     async_impl = asynchronous = True
 
@@ -197,7 +196,6 @@ class StoreFiles:
         return bytes(await _obstore().get_range_async(self.store, path, start=start, end=end or 0))
 
     def pipe_file(self, path: str, data: bytes) -> None:
-        """One PUT (atomic on object stores)."""
         _mapped(_obstore().put, self.store, path, data, use_multipart=False)
 
     def cat_file(self, path: str, start: int, end: int) -> bytes:
@@ -259,8 +257,7 @@ class _Writer:
 
 
 class _OneGetEach(FsspecSource):
-    """A home through obstore, whose calls answer one object each: the batch is one capped
-    ``_cat_file`` per name, gathered; obstore's Rust runtime does not survive ``fork()``."""
+    """A home through obstore: the batch is one capped ``_cat_file`` per name, gathered."""
 
     fork_safe = False
 
@@ -270,8 +267,8 @@ class _OneGetEach(FsspecSource):
 
 
 class ObstoreSource(ObjectHome, _OneGetEach):
-    """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``;
-    ``prefix`` is relative to the store's own prefix (``""``: its root)."""
+    """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``
+    (``prefix`` relative to the store's own)."""
 
     conditional_store = ObstoreStore
 
@@ -295,12 +292,10 @@ class ObstoreSource(ObjectHome, _OneGetEach):
 
     def _nothing_found(self, names: Sequence[str], limit: int, exact_sizes: bool) -> Reading:
         """No name was there: an empty home (one LIST), a bundle (one HEAD), or no home at all."""
-        try:
+        with read_errors(self.location):
             if self.fs.isdir(self.path):
                 return Reading(self.location, {})
             size = self.fs.head(self.path)
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
         if size is None:
             raise location_error(FileNotFoundError, self.location, "no such persona home")
         return self._bundle({"type": "file", "size": size}).read_entries(
@@ -314,8 +309,8 @@ class ObstoreSource(ObjectHome, _OneGetEach):
         return pages
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
-        """As any object store's; ``single_writer=True`` skips the probe and checks a rename's
-        version itself (obstore has no conditional delete)."""
+        """``single_writer=True`` skips the probe and checks a rename's version itself (obstore has
+        no conditional delete)."""
         if not single_writer:
             return super().writer(name)
         self._require_folder()
@@ -348,7 +343,7 @@ def open_url(url: str, storage_options: dict[str, Any]) -> SourceBase:
 
 
 def open_output(url: str, storage_options: dict[str, Any]) -> tuple[StoreFiles, str]:
-    """Where ``write_bundle`` writes ``url`` through obstore: the store's file operations, the key."""
+    """Where ``write_bundle`` writes ``url``: the store's file operations and the key."""
     source = _source(url, storage_options)
     return source.fs, source.path
 
@@ -370,8 +365,8 @@ def _source(url: str, storage_options: Mapping[str, Any]) -> ObstoreSource:
 
 
 def open_filesystem(fs: Any, path: str) -> SourceBase:
-    """``fs=`` with the obstore engine: obstore's own fsspec adapter, whose store for the bucket
-    is used directly, or the engine's own :class:`StoreFiles` (an obstore home's ``fs``)."""
+    """``fs=`` with the obstore engine: obstore's fsspec adapter (its store used directly) or
+    :class:`StoreFiles`."""
     if isinstance(fs, StoreFiles):
         return ObstoreSource.on_files(fs, fs._strip_protocol(path))
     construct = getattr(fs, "_construct_store", None)
@@ -397,7 +392,6 @@ _FSSPEC_ONLY = {
     "skip_instance_cache": "fsspec's; the obstore engine keeps one store per URL and options itself",
 }
 
-_MAX_STORES = 64
 _stores: OrderedDict[str, Any] = OrderedDict()
 _stores_guard = threading.Lock()
 
@@ -412,7 +406,7 @@ def store_for(kind: str, bucket: str, options: Mapping[str, Any]) -> Any:
     store = _build(kind, bucket, dict(options))
     with _stores_guard:
         _stores[identity] = store
-        while len(_stores) > _MAX_STORES:
+        while len(_stores) > 64:
             _stores.popitem(last=False)
     return store
 
@@ -427,7 +421,7 @@ def _build(kind: str, bucket: str, options: dict[str, Any]) -> Any:
     client = {key: options.pop(key) for key in _CLIENT_KEYS if options.get(key) is not None}
     client_options = dict(client.get("client_options") or {})
     _TRANSLATE[kind](options, client_options)
-    for key, target in _FLAGS[kind].items():
+    for key, target in _FLAGS.get(kind, {}).items():
         if key in options:  # a boolean fsspec option that becomes an obstore flag (only when true)
             value = options.pop(key)
             if not isinstance(value, bool):
@@ -527,7 +521,6 @@ _TRANSLATE: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
 }
 _FLAGS = {
     "S3Store": {"anon": "skip_signature", "requester_pays": "request_payer"},
-    "GCSStore": {},
     "AzureStore": {"anon": "skip_signature"},
 }
 _RENAMES = {
