@@ -41,13 +41,8 @@ def home_prefix(
     root_files = {path for path in all_paths if path and "/" not in path}
     if root_files.intersection(names):
         return ""
-    folders = sorted(
-        {
-            path.split("/", 1)[0]
-            for path in all_paths
-            if "/" in path and path.split("/", 1)[0] not in IGNORED_TOP_LEVEL | {"", ".", ".."}
-        }
-    )
+    tops = {path.split("/", 1)[0] for path in all_paths if "/" in path}
+    folders = sorted(tops - IGNORED_TOP_LEVEL - {"", ".", ".."})
     if folders and HOME_FOLDERS.issuperset(folders):
         return ""  # notes and skills only (write_bundle of a home without bootstrap files)
     if len(folders) == 1 and not root_files:

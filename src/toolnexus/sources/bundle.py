@@ -64,12 +64,8 @@ class BundleSource(SourceBase):
             entries: dict[str, Entry] = {}
             for path, member in members:
                 relative, inside = path[len(prefix) :], path[len(below) :]
-                if (
-                    path.startswith(below)
-                    and not member.is_dir()
-                    and not is_hidden(inside)
-                    and (match is None or match(inside))
-                ):
+                wanted = path.startswith(below) and not member.is_dir() and not is_hidden(inside)
+                if wanted and (match is None or match(inside)):
                     entries[relative] = self._member(archive, member, path, limit)
             return Reading(self.location, entries)
 

@@ -32,11 +32,8 @@ READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "g
 def _all_failed_alike(results: Sequence[Any]) -> Exception | None:
     """The failure of a batch whose reads all failed alike (no credentials): it is the home's."""
     answers = (FileNotFoundError, IsADirectoryError)
-    failures = [
-        r
-        for r in results
-        if isinstance(r, Exception) and not (isinstance(r, answers) or is_empty_range_error(r))
-    ]
+    failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, answers)]
+    failures = [r for r in failures if not is_empty_range_error(r)]
     if len(failures) == len(results) > 1 and len({(type(f), str(f)) for f in failures}) == 1:
         return failures[0]
     return None

@@ -148,7 +148,8 @@ class TailArchive(io.RawIOBase):
     def prefetch_members(
         self, names: Sequence[str], folder: str | None, limit: int, wanted: Match | None = None
     ) -> None:
-        """Fetch every member that may be one of ``names`` (or that ``wanted`` accepts) at once."""
+        """Fetch every member that may be one of ``names`` (or that ``wanted`` accepts by its
+        path) in one concurrent batch; never assets."""
         with zipfile.ZipFile(self) as archive:
             members = archive.infolist()
             directory_start = archive.start_dir

@@ -179,11 +179,8 @@ class StoreFiles:
 
     def find(self, path: str, detail: bool = True) -> dict[str, dict[str, Any]]:
         chunks = _mapped(lambda: list(_obstore().list(self.store, prefix=path.rstrip("/"), chunk_size=1000)))
-        return {
-            str(meta["path"]): {"type": "file", "size": int(meta["size"])}
-            for chunk in chunks
-            for meta in chunk
-        }
+        metas = (meta for chunk in chunks for meta in chunk)
+        return {str(meta["path"]): {"type": "file", "size": int(meta["size"])} for meta in metas}
 
     @property
     def loop(self) -> Any:
@@ -298,9 +295,8 @@ class ObstoreSource(ObjectHome, _OneGetEach):
             size = self.fs.head(self.path)
         if size is None:
             raise location_error(FileNotFoundError, self.location, "no such persona home")
-        return self._bundle({"type": "file", "size": size}).read_entries(
-            names, limit, exact_sizes=exact_sizes
-        )
+        bundle = self._bundle({"type": "file", "size": size})
+        return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
 
     def children(self) -> Pages | None:
         pages = delimited_children(self.store, self.path, self.location)
@@ -429,11 +425,9 @@ def _build(kind: str, bucket: str, options: dict[str, Any]) -> Any:
             if value:
                 options[target] = True
     config = {_RENAMES[kind].get(key, key): value for key, value in options.items()}
-    unsupported = next((key for key in config if key in _FSSPEC_ONLY), None)
-    if unsupported is not None:
-        raise TypeError(
-            f"storage option {unsupported!r} has no obstore equivalent: {_FSSPEC_ONLY[unsupported]}"
-        )
+    for key in config:
+        if key in _FSSPEC_ONLY:
+            raise TypeError(f"storage option {key!r} has no obstore equivalent: {_FSSPEC_ONLY[key]}")
     endpoint = str(config.get("endpoint") or config.get("base_url") or "")
     if endpoint.startswith("http://"):
         client_options.setdefault("allow_http", True)
@@ -450,14 +444,13 @@ def _culprit(
     cls: Any, bucket: str, config: dict[str, Any], client: dict[str, Any], error: Exception
 ) -> Exception:
     """The option obstore refused, found by trying each alone (obstore does not say which)."""
-    candidates: list[tuple[str, dict[str, Any], dict[str, Any]]]
-    candidates = [(repr(key), {key: value}, {}) for key, value in config.items()]
+    candidates = [(repr(key), {key: value}) for key, value in config.items()]
     for key, value in (client.get("client_options") or {}).items():
-        candidates.append((f"client_options[{key!r}]", {}, {"client_options": {key: value}}))
-    candidates += [(repr(key), {}, {key: client[key]}) for key in client if key != "client_options"]
-    for name, alone, extra in candidates:
+        candidates.append((f"client_options[{key!r}]", {"client_options": {key: value}}))
+    candidates += [(repr(key), {key: client[key]}) for key in client if key != "client_options"]
+    for name, alone in candidates:
         try:
-            cls(bucket, **alone, **extra)
+            cls(bucket, **alone)
         except Exception as single:
             unknown = "UnknownConfigurationKey" in type(single).__name__ or "Invalid key" in str(single)
             what = "is not an obstore option for this store" if unknown else "has a value obstore cannot use"
