@@ -51,7 +51,8 @@ class S3Client(ObjectClient):
         except FileNotFoundError:
             raise
         except OSError as error:
-            code = _error_code(error)
+            answer = getattr(error.__cause__ or error, "response", None)  # botocore's, with the S3 code
+            code = str(answer.get("Error", {}).get("Code", "")) if isinstance(answer, dict) else ""
             if code in ("304", "NotModified"):
                 return NOT_MODIFIED
             if code == "PreconditionFailed":
@@ -61,12 +62,6 @@ class S3Client(ObjectClient):
             raise
         total = str(response.get("ContentRange") or "").rpartition("/")[2]
         return Fetched(data, response.get("ETag"), int(total) if total.isdigit() else len(data))
-
-
-def _error_code(error: BaseException) -> str:
-    """The S3 error code behind an error (``"PreconditionFailed"``)."""
-    response = getattr(error.__cause__ or error, "response", None)
-    return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
 
 
 class S3Source(ObjectHome):
