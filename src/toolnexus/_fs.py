@@ -70,9 +70,8 @@ def is_hidden(relative: str) -> bool:
 
 
 def open_folders(root_fd: int, parts: Sequence[str], *, create: bool = False) -> list[int] | None:
-    """The descriptors of each folder of ``parts`` below ``root_fd`` (the caller closes them),
-    never through a symlink (a :class:`NotADirectoryError` naming it), so no path leads out of the
-    home; ``None`` when one is missing, unless ``create`` makes it."""
+    """The descriptors of each folder of ``parts`` below ``root_fd`` (the caller closes them), never
+    through a symlink; ``None`` when one is missing, unless ``create`` makes it."""
     fds: list[int] = []
     try:
         for index, part in enumerate(parts):

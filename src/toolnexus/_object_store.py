@@ -28,10 +28,8 @@ def object_store_status(error: BaseException) -> int | None:
 
 
 def object_store_error(error: BaseException) -> BaseException:
-    """A missing object as :class:`FileNotFoundError`, refused access as :class:`PermissionError`,
-    any other obstore failure as :class:`OSError`, each with a short message (the server's status,
-    or obstore's first line); other errors as they are. A 416 or a conflict is an answer: check
-    those first."""
+    """An obstore failure as :class:`FileNotFoundError`, :class:`PermissionError` or :class:`OSError`
+    with a short message, other errors as they are (a 416 or a conflict is an answer: check first)."""
     if isinstance(error, _obstore_errors("NotFoundError")) or (
         isinstance(error, FileNotFoundError) and _STATUS.search(str(error))  # obstore ≥ 0.12's own
     ):

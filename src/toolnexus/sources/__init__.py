@@ -1,9 +1,5 @@
 """Sources of bootstrap files: the surface for new backends, sources and bundle kinds (``__all__``),
-and below it each built-in archive kind, backend and engine, registered one line each.
-
-The names imported with ``as`` are the layers above's way in (``resolve`` and its vocabulary), not
-part of the extension surface; the tables themselves are :mod:`.registry`'s.
-"""
+and each built-in one registered in a line; names imported with ``as`` are the upper layers' way in."""
 
 from __future__ import annotations
 

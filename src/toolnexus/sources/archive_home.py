@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO
 
-from toolnexus.errors import BootstrapError, describe, location_error, read_error
+from toolnexus.errors import BootstrapError, describe, location_error
+from toolnexus.sources.base import read_errors
 
 #: Folders that archivers add and that are never a persona's home.
 IGNORED_TOP_LEVEL = frozenset({"__MACOSX"})
@@ -40,13 +41,8 @@ def home_prefix(
     root_files = {path for path in all_paths if path and "/" not in path}
     if root_files.intersection(names):
         return ""
-    folders = sorted(
-        {
-            path.split("/", 1)[0]
-            for path in all_paths
-            if "/" in path and path.split("/", 1)[0] not in IGNORED_TOP_LEVEL | {"", ".", ".."}
-        }
-    )
+    tops = {path.split("/", 1)[0] for path in all_paths if "/" in path}
+    folders = sorted(tops - IGNORED_TOP_LEVEL - {"", ".", ".."})
     if folders and HOME_FOLDERS.issuperset(folders):
         return ""  # notes and skills only (write_bundle of a home without bootstrap files)
     if len(folders) == 1 and not root_files:
@@ -62,12 +58,8 @@ def home_prefix(
 
 def open_bundle_file(opener: Callable[[], IO[bytes]], location: str) -> IO[bytes]:
     """The archive file for one read; failing to open it is about the bundle."""
-    try:
+    with read_errors(location, missing="no such persona bundle"):
         return opener()
-    except FileNotFoundError:
-        raise location_error(FileNotFoundError, location, "no such persona bundle") from None
-    except Exception as error:
-        raise read_error(error, location, None) from error
 
 
 def twice(location: str, path: str) -> BootstrapError:

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import hashlib
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
-from toolnexus.errors import BootstrapError
+from toolnexus.errors import BootstrapError, location_error, read_error
 from toolnexus.sources.freshness import Changes, FreshFile, NotModified, Validators
 
 if TYPE_CHECKING:
@@ -91,6 +92,17 @@ def by_content(reading: Reading, since: Validators | None, tag: Hashable | None 
 def fs_token(fs: Any) -> Hashable:
     """What tells two fsspec filesystems apart (endpoint, credentials)."""
     return getattr(fs, "_fs_token", None) or id(fs)
+
+
+@contextlib.contextmanager
+def read_errors(location: str, name: str | None = None, *, missing: str | None = None) -> Iterator[None]:
+    """A failure inside as :func:`.read_error` about ``name``; with ``missing``, no such file is that."""
+    try:
+        yield
+    except Exception as error:
+        if missing is not None and isinstance(error, FileNotFoundError):
+            raise location_error(FileNotFoundError, location, missing) from None
+        raise read_error(error, location, name) from error
 
 
 def read_only(location: str, what: str, why: str) -> BootstrapError:

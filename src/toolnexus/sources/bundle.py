@@ -16,25 +16,21 @@ from toolnexus._fs import is_hidden
 from toolnexus.composer.rules import BOOTSTRAP_ORDER
 from toolnexus.errors import BootstrapError, describe, location_error, read_error
 from toolnexus.sources.archive_home import home_prefix, member_path, open_bundle_file, twice
-from toolnexus.sources.base import Entry, Match, Reading, SourceBase, read_only
+from toolnexus.sources.base import Entry, Match, Reading, SourceBase, read_errors, read_only
 from toolnexus.sources.registry import ArchiveFile, ArchiveKind, ArchiveOpener
 
 if TYPE_CHECKING:
     from toolnexus.stores.base import MemoryStore
 
 #: Readahead for remote archives: small, so assets beside the persona's files are never fetched
-#: (fsspec's default reads 50 MiB); the tail plus two misses per member keep seven members
-#: under 256 KiB of slack.
+#: (fsspec's default reads 50 MiB).
 BUNDLE_BLOCK_SIZE = 16 * 1024
 
 #: Leading bytes of a zip archive (local file header, empty archive, spanning marker).
 ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 
 #: Compression methods zipfile inflates at most ``n`` bytes at a time for ``read(n)``.
-_BOUNDED_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
-
-#: General-purpose flag bit 0: the member is encrypted (PKWARE or strong encryption).
-_ENCRYPTED_FLAG = 0x1
+_BOUNDED_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
 
 class BundleSource(SourceBase):
@@ -68,12 +64,8 @@ class BundleSource(SourceBase):
             entries: dict[str, Entry] = {}
             for path, member in members:
                 relative, inside = path[len(prefix) :], path[len(below) :]
-                if (
-                    path.startswith(below)
-                    and not member.is_dir()
-                    and not is_hidden(inside)
-                    and (match is None or match(inside))
-                ):
+                wanted = path.startswith(below) and not member.is_dir() and not is_hidden(inside)
+                if wanted and (match is None or match(inside)):
                     entries[relative] = self._member(archive, member, path, limit)
             return Reading(self.location, entries)
 
@@ -82,8 +74,10 @@ class BundleSource(SourceBase):
             _check_readable(member)
             with archive.open(member) as stream:
                 return Entry(stream.read(limit + 1), member.file_size)
+        except NotImplementedError as error:
+            raise read_error(ValueError(f"unsupported zip feature ({error})"), self.location, path) from error
         except Exception as error:
-            raise read_error(_explain(error), self.location, path) from error
+            raise read_error(error, self.location, path) from error
 
     @contextlib.contextmanager
     def _opened(self) -> Iterator[zipfile.ZipFile]:
@@ -99,11 +93,9 @@ class BundleSource(SourceBase):
             corrupt = error
         except Exception as error:  # untrusted bytes: whatever zipfile trips on is a bad bundle
             raise read_error(error, self.location, None) from error
-        try:
+        with read_errors(self.location):
             archive_file.seek(0)
             signature = archive_file.read(4)
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
         if signature in ZIP_SIGNATURES:
             raise BootstrapError(f"{self.location}: corrupt zip bundle ({corrupt})") from corrupt
         reason = "is a file, neither a directory nor a zip bundle"
@@ -147,8 +139,8 @@ class BundleSource(SourceBase):
 
 
 def open_archive(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> IO[bytes]:
-    """An archive on an fsspec filesystem for :mod:`zipfile`: small readahead, seek errors fixed.
-    ``info`` just looked up spares a HEAD (its ETag pins every GET); for an opener used once."""
+    """An archive on an fsspec filesystem for :mod:`zipfile`: small readahead, seek errors fixed;
+    ``info`` just looked up spares a HEAD (its ETag pins every GET)."""
     known = {} if info is None else {"size": info["size"]}
     handle = fs.open(path, "rb", block_size=BUNDLE_BLOCK_SIZE, cache_type="readahead", **known)
     if hasattr(type(handle), "details"):  # fsspec's AbstractBufferedFile: reads are ranged requests
@@ -197,7 +189,7 @@ class _SeekErrorsAsOSError:
 
 def _check_readable(member: zipfile.ZipInfo) -> None:
     """Refuse, before inflating anything, a member that cannot be read within the cap."""
-    if member.flag_bits & _ENCRYPTED_FLAG:
+    if member.flag_bits & 0x1:  # PKWARE or strong encryption
         raise ValueError("the member is encrypted; bundles must not be password-protected")
     if member.compress_type not in _BOUNDED_METHODS:
         method = zipfile.compressor_names.get(member.compress_type, "unknown")  # type: ignore[attr-defined]
@@ -207,20 +199,10 @@ def _check_readable(member: zipfile.ZipInfo) -> None:
         )
 
 
-def _explain(error: BaseException) -> BaseException:
-    if isinstance(error, NotImplementedError):
-        return ValueError(f"unsupported zip feature ({error})")
-    return error
-
-
-def _is_zip(head: bytes) -> bool:
-    return head[:4] in ZIP_SIGNATURES
-
-
 #: Zip bundles: ``.zip`` files, anything starting with a zip signature, and ``zip://FOLDER::…``.
 ZIP = ArchiveKind(
     protocol="zip",
     suffixes=(".zip",),
-    sniff=_is_zip,
+    sniff=lambda head: head[:4] in ZIP_SIGNATURES,
     open=BundleSource.from_archive_file,
 )

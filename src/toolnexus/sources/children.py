@@ -75,8 +75,8 @@ def fsspec_children(fs: Any, path: str, location: str) -> Pages | None:
 
 
 def delimited_children(store: Any, path: str, location: str) -> Pages | None:
-    """``path``'s children from one ``list_with_delimiter`` (``None``: nothing there). That API
-    has no pages: the names (~100 bytes a persona) are held at once, handed out a page at a time."""
+    """``path``'s children from one ``list_with_delimiter`` (``None``: nothing there), which has no
+    pages: the names (~100 bytes a persona) are held at once."""
     import obstore  # noqa: PLC0415  (the optional engine)
 
     try:

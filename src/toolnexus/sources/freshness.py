@@ -1,5 +1,5 @@
-"""How a source answers "what changed since these validators?" — the cache's one question. The
-proof is the backend's (a stat, an ETag, a digest); the cache never learns what it means."""
+"""How a source answers the cache's one question, "what changed since these validators?"; the proof
+is the backend's (a stat, an ETag, a digest)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ class NotModified:
         return "NOT_MODIFIED"
 
 
-#: The one :class:`NotModified` instance.
 NOT_MODIFIED = NotModified()
 
 

@@ -1,18 +1,16 @@
-"""Any fsspec filesystem, and the reading plan of every object store: one ``cat_ranges`` batch
-of capped reads (on S3 one round trip, no LIST, no HEAD). Only when every name is missing is the
-home looked up: ``isdir`` (one LIST) tells an empty home, then ``info`` (a HEAD) a bundle or none.
-"""
+"""Any fsspec filesystem, and every object store's reading plan: one ``cat_ranges`` batch of capped
+reads (no LIST, no HEAD); only when every name is missing, ``isdir`` then ``info`` look the home up."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Hashable, Sequence
-from typing import Any, ClassVar, cast
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, ClassVar
 
 from toolnexus._aio import await_on_loop, run_on_loop
 from toolnexus._fs import fsspec_files, is_empty_range_error
-from toolnexus.errors import BootstrapError, location_error, read_error
-from toolnexus.sources.base import Entry, Match, Reading, SourceBase, fs_token, read_only
+from toolnexus.errors import BootstrapError, read_error
+from toolnexus.sources.base import Entry, Match, Reading, SourceBase, fs_token, read_errors, read_only
 from toolnexus.sources.children import Pages, fsspec_children
 from toolnexus.sources.registry import (
     ArchiveFile,
@@ -21,6 +19,7 @@ from toolnexus.sources.registry import (
     kind_by_name,
     not_a_bundle,
     not_a_folder,
+    protocols,
 )
 from toolnexus.stores.base import CompareAndSwapStore, MemoryStore
 from toolnexus.stores.fsspec import FsspecStore
@@ -33,11 +32,8 @@ READ_ONLY_PROTOCOLS = frozenset({"http", "https", "zip", "tar", "libarchive", "g
 def _all_failed_alike(results: Sequence[Any]) -> Exception | None:
     """The failure of a batch whose reads all failed alike (no credentials): it is the home's."""
     answers = (FileNotFoundError, IsADirectoryError)
-    failures = [
-        r
-        for r in results
-        if isinstance(r, Exception) and not (isinstance(r, answers) or is_empty_range_error(r))
-    ]
+    failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, answers)]
+    failures = [r for r in failures if not is_empty_range_error(r)]
     if len(failures) == len(results) > 1 and len({(type(f), str(f)) for f in failures}) == 1:
         return failures[0]
     return None
@@ -64,8 +60,7 @@ class FsspecSource(SourceBase):
     """A persona home on any fsspec filesystem: ``FsspecSource(fsspec.filesystem("sftp"), "/aster")``
     (``path`` in the filesystem's own form); a file is opened as a bundle."""
 
-    #: The compare-and-swap store the server can enforce (probed first); ``None``: writes are
-    #: refused unless ``single_writer=True``.
+    #: The compare-and-swap store the server can enforce (probed first); ``None``: refused.
     conditional_store: Callable[..., CompareAndSwapStore] | None = None
     #: No other process can reach this filesystem (``memory://``): a lock in this process suffices.
     process_local: bool = False
@@ -138,20 +133,17 @@ class FsspecSource(SourceBase):
         if info.get("type") == "file":
             raise not_a_folder(ArchiveFile(self.path, self.location, self.fs))
 
-    def _cat_arguments(self, names: Sequence[str], limit: int) -> tuple[list[str], list[int], list[int]]:
-        return [self.path_of(name) for name in names], [0] * len(names), [limit + 1] * len(names)
-
     def _fetch(self, names: Sequence[str], limit: int) -> list[Any]:
-        """Each name's first ``limit + 1`` bytes or its exception, in one concurrent batch (on an
-        async filesystem's loop, as its sync methods run)."""
+        """Each name's first ``limit + 1`` bytes or its exception, in one concurrent batch."""
         if _awaitable(self.fs):
-            return list(run_on_loop(self.fs, lambda: self._fetch_coroutine(names, limit)))
-        return list(self.fs.cat_ranges(*self._cat_arguments(names, limit), on_error="return"))
+            return run_on_loop(self.fs, self._fetch_coroutine, names, limit)
+        paths = [self.path_of(name) for name in names]
+        return list(self.fs.cat_ranges(paths, [0] * len(paths), [limit + 1] * len(paths), on_error="return"))
 
-    def _fetch_coroutine(self, names: Sequence[str], limit: int) -> Coroutine[Any, Any, list[Any]]:
-        return cast(
-            Coroutine[Any, Any, list[Any]],
-            self.fs._cat_ranges(*self._cat_arguments(names, limit), on_error="return"),
+    async def _fetch_coroutine(self, names: Sequence[str], limit: int) -> list[Any]:
+        paths = [self.path_of(name) for name in names]
+        return list(
+            await self.fs._cat_ranges(paths, [0] * len(paths), [limit + 1] * len(paths), on_error="return")
         )
 
     def _looks_like_bundle(self) -> bool:
@@ -173,10 +165,8 @@ class FsspecSource(SourceBase):
             reading = self.read_named_bundle(kind, names, limit, exact_sizes)
             if reading is not None:
                 return reading
-        try:
+        with read_errors(self.location):
             results = self._fetch(names, limit)
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
         return self._finish(names, results, limit, exact_sizes)
 
     async def read_entries_async(
@@ -185,11 +175,8 @@ class FsspecSource(SourceBase):
         """Await the filesystem's own coroutines on its loop: no thread per persona."""
         if not _awaitable(self.fs) or self._looks_like_bundle():
             return await super().read_entries_async(names, limit, exact_sizes=exact_sizes)
-        coroutine = self._fetch_coroutine(names, limit)
-        try:
-            results = await await_on_loop(self.fs, coroutine)
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
+        with read_errors(self.location):
+            results = await await_on_loop(self.fs, self._fetch_coroutine(names, limit))
         if _answered(results, limit, exact_sizes):
             return self._finish(names, results, limit, exact_sizes)
         return await asyncio.to_thread(self._finish, names, results, limit, exact_sizes)
@@ -221,40 +208,31 @@ class FsspecSource(SourceBase):
         return entries
 
     def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
-        """One fresh listing of the folder, then one batch of capped reads. Only a folder that
-        lists nothing costs a lookup (an empty home: one listing; else a bundle or no home), and
-        a bundle's name is looked up first."""
-        try:
+        """One fresh listing, then one batch of capped reads; a lookup only for a bundle's name or
+        a folder that lists nothing."""
+        with read_errors(self.location, folder):
             listed = [] if self._looks_like_bundle() else self._listing(folder)
             home_is_folder = bool(listed) or (not self._looks_like_bundle() and self.fs.isdir(self.path))
-        except Exception as error:
-            raise read_error(error, self.location, folder) from error
         if not home_is_folder:
             info = self._fresh_info(self.path, None)
             if info.get("type") == "file":
                 return self._bundle(info).read_folder(folder, limit, match=match)
             listed = self._listing(folder)  # a folder named like a bundle
         names = [f"{folder}/{path}" for path in listed if match is None or match(path)]
-        try:
+        with read_errors(self.location, folder):
             results = self._fetch(names, limit) if names else []
-        except Exception as error:
-            raise read_error(error, self.location, folder) from error
         return Reading(self.location, self._entries(names, results, limit, False, folders=False))
 
     def _listing(self, folder: str) -> list[str]:
-        try:
+        with read_errors(self.location, folder):
             return sorted(fsspec_files(self.fs, self.path_of(folder)))
-        except Exception as error:
-            raise read_error(error, self.location, folder) from error
 
     def _nothing_found(self, names: Sequence[str], limit: int, exact_sizes: bool) -> Reading:
         """No name was there: an empty home (one listing), a bundle, or no home at all."""
         self.fs.invalidate_cache(self.path)
-        try:
+        with read_errors(self.location):
             if self.fs.isdir(self.path):
                 return Reading(self.location, {})
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
         info = self._fresh_info(self.path, None)
         if info.get("type") == "file":
             return self._bundle(info).read_entries(names, limit, exact_sizes=exact_sizes)
@@ -263,18 +241,13 @@ class FsspecSource(SourceBase):
     def _fresh_info(self, path: str, name: str | None) -> dict[str, Any]:
         """``fs.info`` past any cached listing; ``name`` is the file looked up, ``None`` the home."""
         self.fs.invalidate_cache(path)
-        try:
+        missing = f"{name} was removed while being read" if name else "no such persona home"
+        with read_errors(self.location, name, missing=missing):
             info: dict[str, Any] = self.fs.info(path)
-        except FileNotFoundError:
-            reason = f"{name} was removed while being read" if name else "no such persona home"
-            raise location_error(FileNotFoundError, self.location, reason) from None
-        except Exception as error:
-            raise read_error(error, self.location, name) from error
         return info
 
 
 def _is_read_only(fs: Any) -> bool:
     from fsspec.archive import AbstractArchiveFileSystem  # noqa: PLC0415  (fsspec loads lazily)
 
-    protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
-    return isinstance(fs, AbstractArchiveFileSystem) or bool(protocols & READ_ONLY_PROTOCOLS)
+    return isinstance(fs, AbstractArchiveFileSystem) or not READ_ONLY_PROTOCOLS.isdisjoint(protocols(fs))

@@ -1,5 +1,5 @@
-"""Homes over HTTP(S): each name one GET asking for the range, its body read to ``limit + 1``
-bytes whatever the server does with ``Range`` (``python -m http.server`` ignores it)."""
+"""Homes over HTTP(S): each name one ranged GET, its body read to ``limit + 1`` bytes whatever the
+server does with ``Range`` (``python -m http.server`` ignores it)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from typing import Any
 
 from toolnexus.sources.base import Match, Reading
 from toolnexus.sources.fsspec import FsspecSource
-
-_CHUNK = 64 * 1024
 
 
 class HttpSource(FsspecSource):
@@ -35,7 +33,7 @@ class HttpSource(FsspecSource):
                     return b""
                 self.fs._raise_not_found_for_status(response, url)
                 data = bytearray()
-                async for chunk in response.content.iter_chunked(_CHUNK):
+                async for chunk in response.content.iter_chunked(64 * 1024):
                     data += chunk
                     if len(data) >= end:
                         break  # leaving the block closes the connection: the rest is never read

@@ -13,7 +13,7 @@ from collections.abc import Hashable, Sequence
 
 from toolnexus._fs import DIR_FLAGS, FILE_FLAGS, read_capped, read_local_files, stat_validator
 from toolnexus.errors import BootstrapError, location_error, read_error
-from toolnexus.sources.base import Entry, Match, Reading, SourceBase, by_content
+from toolnexus.sources.base import Entry, Match, Reading, SourceBase, by_content, read_errors
 from toolnexus.sources.children import Pages, local_children
 from toolnexus.sources.freshness import NOT_MODIFIED, Changes, FreshFile, NotModified, Validators
 from toolnexus.sources.registry import ArchiveFile, archive_for_file, not_a_folder
@@ -32,7 +32,6 @@ HAS_DIR_FD = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
 _NOFOLLOW_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
 _PROC_FD = "/proc/self/fd" if sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd") else None
 
-
 #: What a name that is no regular file is, by its stat's file type.
 _KINDS = {stat.S_IFDIR: "folder", stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket"}
 _KINDS |= {stat.S_IFCHR: "device", stat.S_IFBLK: "device"}
@@ -43,9 +42,8 @@ def file_kind(mode: int) -> str:
 
 
 class LocalSource(SourceBase):
-    """A persona home in a local directory: ``LocalSource("personas/aster")``. A symlinked file
-    is followed inside the home only (unless ``follow_external_symlinks=True``); a dangling or
-    looping one raises."""
+    """A persona home in a local directory: ``LocalSource("personas/aster")``; a symlinked file is
+    followed inside the home only (unless ``follow_external_symlinks=True``)."""
 
     def __init__(self, root: str | os.PathLike[str], *, follow_external_symlinks: bool = False) -> None:
         self.root = os.path.abspath(os.fspath(root))
@@ -61,8 +59,8 @@ class LocalSource(SourceBase):
     def read_fast(
         self, names: Sequence[str], limit: int, *, exact_sizes: bool = False
     ) -> dict[str, bytes] | Reading:
-        """Plain bytes in the common case; a symlink, a non-file, over the cap, a size that
-        changed or an error is read the careful way (:meth:`read_listed`)."""
+        """Plain bytes in the common case; a symlink, a non-file, over the cap, a size that changed
+        or an error is read the careful way (:meth:`read_listed`)."""
         dir_fd, listing = self.scan()
         if listing is None:
             return self.bundle().read_entries(names, limit, exact_sizes=exact_sizes)
@@ -151,12 +149,8 @@ class LocalSource(SourceBase):
         return archive_for_file(ArchiveFile(self.root, self.location))
 
     def _require_regular_file(self) -> os.stat_result:
-        try:
+        with read_errors(self.location, missing="no such persona home"):
             info = os.stat(self.root)
-        except FileNotFoundError:
-            raise location_error(FileNotFoundError, self.location, "no such persona home") from None
-        except OSError as error:
-            raise read_error(error, self.location, None) from error
         if not stat.S_ISREG(info.st_mode):
             raise location_error(NotADirectoryError, self.location, "is neither a directory nor a bundle")
         return info
@@ -221,7 +215,7 @@ class LocalSource(SourceBase):
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
         """``name`` replaced atomically under ``flock`` (always coordinated: ``single_writer``
-        changes nothing); a bundle is read-only, another file a NotADirectoryError."""
+        changes nothing)."""
         try:
             is_dir = stat.S_ISDIR(os.stat(self.root).st_mode)
         except FileNotFoundError:

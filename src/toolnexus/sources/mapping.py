@@ -42,19 +42,13 @@ class DictSource(SourceBase):
         return Entry(data[: limit + 1], len(data))
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
-        return Reading(
-            self.location, {name: self._entry(name, limit) for name in names if name in self.files}
-        )
+        entries = {name: self._entry(name, limit) for name in names if name in self.files}
+        return Reading(self.location, entries)
 
     def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
         prefix = f"{folder}/"
-        below = sorted(
-            key
-            for key in self.files
-            if key.startswith(prefix)
-            and not is_hidden(key[len(prefix) :])
-            and (match is None or match(key[len(prefix) :]))
-        )
+        paths = sorted(key[len(prefix) :] for key in self.files if key.startswith(prefix))
+        below = [prefix + path for path in paths if not is_hidden(path) and (match is None or match(path))]
         return Reading(self.location, {name: self._entry(name, limit) for name in below})
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> DictStore:

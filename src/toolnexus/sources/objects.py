@@ -1,12 +1,7 @@
-"""The object-store plan, written once over a small client (:class:`ObjectClient`: a ranged GET
-with validators) that s3fs (:mod:`.s3`) and obstore (:mod:`.obstore`) each provide.
-
-A folder is :class:`.fsspec.FsspecSource`'s batch of capped GETs; its freshness one
-``If-None-Match`` GET per name, all together. A zip bundle is read from its tail (``bytes=-65536``,
-no HEAD: ``Content-Range`` has the size), then its wanted members at once, each range ending where
-the next member starts; those carry ``If-Match`` with the tail's ETag, so a bundle replaced
-meanwhile (412) is read again from the start, never mixed. Its freshness is one conditional tail.
-"""
+"""The object-store plan over a ranged GET with validators (:class:`ObjectClient`, from s3fs or
+obstore). A folder's freshness is one ``If-None-Match`` GET per name, all together. A zip is read
+from its tail (no HEAD: ``Content-Range`` has the size), then its wanted members at once, pinned by
+``If-Match`` to the tail's ETag, so a bundle replaced meanwhile is read again, never mixed."""
 
 from __future__ import annotations
 
@@ -53,8 +48,7 @@ class Fetched(NamedTuple):
 
 
 class ObjectClient:
-    """The object ``path`` of ``fs`` (s3fs, or obstore's :class:`.obstore.StoreFiles`), whose
-    coroutines run on ``fs.loop``: subclasses write :meth:`get`."""
+    """The object ``path`` of ``fs`` (s3fs, or :class:`.obstore.StoreFiles`), on ``fs.loop``."""
 
     def __init__(self, fs: Any, path: str) -> None:
         self.fs = fs
@@ -62,8 +56,7 @@ class ObjectClient:
         self.location = str(fs.unstrip_protocol(path))  #: the object's URL, for messages
 
     @property
-    def token(self) -> Hashable:
-        """What tells two clients' servers apart, for cache keys."""
+    def token(self) -> Hashable:  # what tells two clients' servers apart, for cache keys
         return fs_token(self.fs)
 
     def run(self, function: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any) -> T:
@@ -77,9 +70,8 @@ class ObjectClient:
         if_none_match: str | None = None,
         if_match: str | None = None,
     ) -> Fetched | NotModified:
-        """Bytes ``[start, end)``, or the last ``-start`` bytes when ``end`` is ``None``, under
-        the conditions: ``NOT_MODIFIED`` for a 304, :class:`ObjectChangedError` for a 412,
-        ``FileNotFoundError`` for no object; an empty object is an empty body."""
+        """Bytes ``[start, end)`` (the last ``-start`` when ``end`` is ``None``): ``NOT_MODIFIED``
+        for a 304, :class:`ObjectChangedError` for a 412; an empty object is an empty body."""
         raise NotImplementedError
 
     async def tail(self, size: int, *, if_none_match: str | None = None) -> Fetched | NotModified:
@@ -93,8 +85,8 @@ class ObjectClient:
 
 
 class TailArchive(io.RawIOBase):
-    """One version (one ETag) of a remote archive: the pieces fetched so far, seekable; a read
-    outside them fetches that piece, pinned by ``If-Match``."""
+    """One version (ETag) of a remote archive, seekable: a read outside the pieces fetched so far
+    fetches that piece, pinned by ``If-Match``."""
 
     def __init__(self, remote: ObjectClient, first: Fetched) -> None:
         super().__init__()
@@ -181,7 +173,7 @@ class TailArchive(io.RawIOBase):
 
 
 def _may_be_wanted(path: str, names: Sequence[str], folder: str | None) -> bool:
-    """A member the home rule could pick: ``NAME`` or ``FOLDER/NAME`` (one level, or the given folder)."""
+    """A member the home rule could pick: ``NAME`` or ``FOLDER/NAME`` (one level, or ``folder``)."""
     head, _, base = path.rpartition("/")
     if base not in names:
         return False
@@ -291,11 +283,9 @@ class TailZipBundle(BundleSource):
 
 
 class ObjectHome(FsspecSource):
-    """A home on an object store, read by :class:`FsspecSource`'s plan over ``fs`` and
-    revalidated through :meth:`remote` (see the module)."""
+    """A home on an object store, read by :class:`FsspecSource`'s plan, revalidated by :meth:`remote`."""
 
     def remote(self, path: str) -> ObjectClient:
-        """The object ``path`` of this home's store."""
         raise NotImplementedError
 
     def open_bundle(self, kind: ArchiveKind, folder: str | None = None, info: Any = None) -> SourceBase:
@@ -324,8 +314,8 @@ class ObjectHome(FsspecSource):
     async def conditional_gets(
         self, since: Validators | None, names: Sequence[str], limit: int
     ) -> Changes | None:
-        """Every name's capped GET together, with ``If-None-Match`` where an ETag is known (a 304
-        keeps it, a body is read again); ``None`` when no name is there: the usual read tells."""
+        """Every name's capped GET together, ``If-None-Match`` where an ETag is known; ``None`` when
+        no name is there (the usual read tells)."""
         previous = {} if since is None else since.validators
 
         async def revalidated(name: str) -> Fetched | NotModified | Exception | None:

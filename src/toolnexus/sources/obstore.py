@@ -15,8 +15,8 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from toolnexus._fs import is_empty_range_error
 from toolnexus._object_store import is_conflict, object_store_error
-from toolnexus.errors import location_error, read_error
-from toolnexus.sources.base import Reading, SourceBase
+from toolnexus.errors import location_error
+from toolnexus.sources.base import Reading, SourceBase, read_errors
 from toolnexus.sources.children import Pages, delimited_children, no_such_prefix
 from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
 from toolnexus.sources.fsspec import FsspecSource
@@ -36,18 +36,18 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: obstore's fsspec adapter, as the protocol table names it, and the protocols it speaks.
+#: obstore's fsspec adapter and :class:`StoreFiles` as the protocol table names them; the protocols
+#: the adapter speaks.
 ADAPTER = "obstore.fsspec.FsspecStore"
 ADAPTER_PROTOCOLS = (
     *("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "azure"),
     *("http", "https", "file", "memory"),
 )
-#: :class:`StoreFiles` as the protocol table names it: ``fs=`` such files is read through the engine.
 STORE_FILES = "toolnexus.sources.obstore.StoreFiles"
 
 
 def _obstore() -> Any:
-    """obstore itself, imported on first use (the optional engine; a store means it is there)."""
+    """obstore, imported on first use (the optional engine; a store means it is there)."""
     import obstore  # noqa: PLC0415
 
     return obstore
@@ -129,12 +129,11 @@ class ObstoreClient(ObjectClient):
 
 
 class StoreFiles:
-    """An obstore store as the few filesystem calls the plan, archives and ``write_bundle`` make.
-    Pickled (``audit``'s workers), a store built from a URL is rebuilt from ``rebuild``."""
+    """An obstore store as the few filesystem calls the plan, archives and ``write_bundle`` make;
+    pickled (``audit``'s workers), a store built from a URL is rebuilt from ``rebuild``."""
 
     protocol = "obstore"
-    #: obstore's runtime (tokio) keeps threads that ``fork()`` does not copy: ``audit`` refuses forks.
-    fork_safe = False
+    fork_safe = False  # obstore's runtime (tokio) keeps threads that fork() does not copy
     #: Its coroutines are awaited on any loop (the caller's).
     async_impl = asynchronous = True
 
@@ -180,11 +179,8 @@ class StoreFiles:
 
     def find(self, path: str, detail: bool = True) -> dict[str, dict[str, Any]]:
         chunks = _mapped(lambda: list(_obstore().list(self.store, prefix=path.rstrip("/"), chunk_size=1000)))
-        return {
-            str(meta["path"]): {"type": "file", "size": int(meta["size"])}
-            for chunk in chunks
-            for meta in chunk
-        }
+        metas = (meta for chunk in chunks for meta in chunk)
+        return {str(meta["path"]): {"type": "file", "size": int(meta["size"])} for meta in metas}
 
     @property
     def loop(self) -> Any:
@@ -197,7 +193,6 @@ class StoreFiles:
         return bytes(await _obstore().get_range_async(self.store, path, start=start, end=end or 0))
 
     def pipe_file(self, path: str, data: bytes) -> None:
-        """One PUT (atomic on object stores)."""
         _mapped(_obstore().put, self.store, path, data, use_multipart=False)
 
     def cat_file(self, path: str, start: int, end: int) -> bytes:
@@ -259,8 +254,7 @@ class _Writer:
 
 
 class _OneGetEach(FsspecSource):
-    """A home through obstore, whose calls answer one object each: the batch is one capped
-    ``_cat_file`` per name, gathered; obstore's Rust runtime does not survive ``fork()``."""
+    """A home through obstore: the batch is one capped ``_cat_file`` per name, gathered."""
 
     fork_safe = False
 
@@ -270,8 +264,8 @@ class _OneGetEach(FsspecSource):
 
 
 class ObstoreSource(ObjectHome, _OneGetEach):
-    """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``;
-    ``prefix`` is relative to the store's own prefix (``""``: its root)."""
+    """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``
+    (``prefix`` relative to the store's own)."""
 
     conditional_store = ObstoreStore
 
@@ -295,17 +289,14 @@ class ObstoreSource(ObjectHome, _OneGetEach):
 
     def _nothing_found(self, names: Sequence[str], limit: int, exact_sizes: bool) -> Reading:
         """No name was there: an empty home (one LIST), a bundle (one HEAD), or no home at all."""
-        try:
+        with read_errors(self.location):
             if self.fs.isdir(self.path):
                 return Reading(self.location, {})
             size = self.fs.head(self.path)
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
         if size is None:
             raise location_error(FileNotFoundError, self.location, "no such persona home")
-        return self._bundle({"type": "file", "size": size}).read_entries(
-            names, limit, exact_sizes=exact_sizes
-        )
+        bundle = self._bundle({"type": "file", "size": size})
+        return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
 
     def children(self) -> Pages | None:
         pages = delimited_children(self.store, self.path, self.location)
@@ -314,8 +305,8 @@ class ObstoreSource(ObjectHome, _OneGetEach):
         return pages
 
     def writer(self, name: str = "MEMORY.md", *, single_writer: bool = False) -> MemoryStore:
-        """As any object store's; ``single_writer=True`` skips the probe and checks a rename's
-        version itself (obstore has no conditional delete)."""
+        """``single_writer=True`` skips the probe and checks a rename's version itself (obstore has
+        no conditional delete)."""
         if not single_writer:
             return super().writer(name)
         self._require_folder()
@@ -348,7 +339,7 @@ def open_url(url: str, storage_options: dict[str, Any]) -> SourceBase:
 
 
 def open_output(url: str, storage_options: dict[str, Any]) -> tuple[StoreFiles, str]:
-    """Where ``write_bundle`` writes ``url`` through obstore: the store's file operations, the key."""
+    """Where ``write_bundle`` writes ``url``: the store's file operations and the key."""
     source = _source(url, storage_options)
     return source.fs, source.path
 
@@ -370,8 +361,8 @@ def _source(url: str, storage_options: Mapping[str, Any]) -> ObstoreSource:
 
 
 def open_filesystem(fs: Any, path: str) -> SourceBase:
-    """``fs=`` with the obstore engine: obstore's own fsspec adapter, whose store for the bucket
-    is used directly, or the engine's own :class:`StoreFiles` (an obstore home's ``fs``)."""
+    """``fs=`` with the obstore engine: obstore's fsspec adapter (its store used directly) or
+    :class:`StoreFiles`."""
     if isinstance(fs, StoreFiles):
         return ObstoreSource.on_files(fs, fs._strip_protocol(path))
     construct = getattr(fs, "_construct_store", None)
@@ -397,7 +388,6 @@ _FSSPEC_ONLY = {
     "skip_instance_cache": "fsspec's; the obstore engine keeps one store per URL and options itself",
 }
 
-_MAX_STORES = 64
 _stores: OrderedDict[str, Any] = OrderedDict()
 _stores_guard = threading.Lock()
 
@@ -412,7 +402,7 @@ def store_for(kind: str, bucket: str, options: Mapping[str, Any]) -> Any:
     store = _build(kind, bucket, dict(options))
     with _stores_guard:
         _stores[identity] = store
-        while len(_stores) > _MAX_STORES:
+        while len(_stores) > 64:
             _stores.popitem(last=False)
     return store
 
@@ -427,7 +417,7 @@ def _build(kind: str, bucket: str, options: dict[str, Any]) -> Any:
     client = {key: options.pop(key) for key in _CLIENT_KEYS if options.get(key) is not None}
     client_options = dict(client.get("client_options") or {})
     _TRANSLATE[kind](options, client_options)
-    for key, target in _FLAGS[kind].items():
+    for key, target in _FLAGS.get(kind, {}).items():
         if key in options:  # a boolean fsspec option that becomes an obstore flag (only when true)
             value = options.pop(key)
             if not isinstance(value, bool):
@@ -435,11 +425,9 @@ def _build(kind: str, bucket: str, options: dict[str, Any]) -> Any:
             if value:
                 options[target] = True
     config = {_RENAMES[kind].get(key, key): value for key, value in options.items()}
-    unsupported = next((key for key in config if key in _FSSPEC_ONLY), None)
-    if unsupported is not None:
-        raise TypeError(
-            f"storage option {unsupported!r} has no obstore equivalent: {_FSSPEC_ONLY[unsupported]}"
-        )
+    for key in config:
+        if key in _FSSPEC_ONLY:
+            raise TypeError(f"storage option {key!r} has no obstore equivalent: {_FSSPEC_ONLY[key]}")
     endpoint = str(config.get("endpoint") or config.get("base_url") or "")
     if endpoint.startswith("http://"):
         client_options.setdefault("allow_http", True)
@@ -456,14 +444,13 @@ def _culprit(
     cls: Any, bucket: str, config: dict[str, Any], client: dict[str, Any], error: Exception
 ) -> Exception:
     """The option obstore refused, found by trying each alone (obstore does not say which)."""
-    candidates: list[tuple[str, dict[str, Any], dict[str, Any]]]
-    candidates = [(repr(key), {key: value}, {}) for key, value in config.items()]
+    candidates = [(repr(key), {key: value}) for key, value in config.items()]
     for key, value in (client.get("client_options") or {}).items():
-        candidates.append((f"client_options[{key!r}]", {}, {"client_options": {key: value}}))
-    candidates += [(repr(key), {}, {key: client[key]}) for key in client if key != "client_options"]
-    for name, alone, extra in candidates:
+        candidates.append((f"client_options[{key!r}]", {"client_options": {key: value}}))
+    candidates += [(repr(key), {key: client[key]}) for key in client if key != "client_options"]
+    for name, alone in candidates:
         try:
-            cls(bucket, **alone, **extra)
+            cls(bucket, **alone)
         except Exception as single:
             unknown = "UnknownConfigurationKey" in type(single).__name__ or "Invalid key" in str(single)
             what = "is not an obstore option for this store" if unknown else "has a value obstore cannot use"
@@ -527,7 +514,6 @@ _TRANSLATE: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
 }
 _FLAGS = {
     "S3Store": {"anon": "skip_signature", "requester_pays": "request_payer"},
-    "GCSStore": {},
     "AzureStore": {"anon": "skip_signature"},
 }
 _RENAMES = {

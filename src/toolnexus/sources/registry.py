@@ -1,9 +1,5 @@
-"""The registries: archive kinds, the protocol table, engines; one line each in ``__init__``.
-
-A file's kind of bundle is decided here only (by name, then by leading bytes). Backends that differ
-by a value (Azure's and GCS's stores, ``memory://``'s lock) are rows, as fsspec's
-``known_implementations``, not classes.
-"""
+"""The registries (archive kinds, the protocol table, engines), filled one line each in ``__init__``.
+A file's kind of bundle is decided here only: by name, then by leading bytes."""
 
 from __future__ import annotations
 
@@ -12,8 +8,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
-from toolnexus.errors import BootstrapError, location_error, read_error
-from toolnexus.sources.base import SourceBase, read_only
+from toolnexus.errors import BootstrapError, location_error
+from toolnexus.sources.base import SourceBase, read_errors, read_only
 
 #: How many leading bytes a kind's ``sniff`` is shown (a tar header's magic sits at 257..262).
 HEAD_BYTES = 512
@@ -28,8 +24,8 @@ ArchiveOpener = Callable[[], IO[bytes]]
 
 @dataclass(frozen=True, slots=True)
 class ArchiveFile:
-    """One archive file: ``fs=None`` is local disk. ``info``: a fresh ``fs.info`` just looked
-    up (its size spares a second lookup), for a single read only, so it cannot go stale."""
+    """One archive file (``fs=None``: local disk); ``info``, a fresh ``fs.info`` for a single read,
+    spares a second lookup."""
 
     path: str
     location: str
@@ -37,15 +33,11 @@ class ArchiveFile:
     info: Mapping[str, Any] | None = None
 
     def head(self, size: int = HEAD_BYTES) -> bytes:
-        try:
+        with read_errors(self.location, missing="no such persona home"):
             if self.fs is None or _is_http(self.fs):
                 with self.open_stream() as stream:
                     return stream.read(size)
             return bytes(self.fs.cat_file(self.path, start=0, end=size))[:size]
-        except FileNotFoundError:
-            raise location_error(FileNotFoundError, self.location, "no such persona home") from None
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
 
     def open_stream(self) -> IO[bytes]:
         """One sequential pass (tar): large readahead remotely, a streaming GET over HTTP."""
@@ -74,16 +66,20 @@ class ArchiveFile:
         return io.BytesIO(b"".join(chunks))
 
 
+def protocols(fs: Any) -> tuple[str, ...]:
+    """The protocols of an fsspec filesystem (a string or a tuple of them)."""
+    return (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+
+
 def _is_http(fs: Any) -> bool:
-    protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
-    return bool(protocols & {"http", "https"})
+    return not {"http", "https"}.isdisjoint(protocols(fs))
 
 
 @dataclass(frozen=True, slots=True)
 class Backend:
-    """One row of the protocol table: ``source(fs, path)`` builds a home's source (``None``:
-    the generic :class:`FsspecSource`), ``extra`` installs the protocol, ``implementation``
-    (``"module.Class"``) limits the row to that fsspec class (obstore's adapter speaks ``s3`` too)."""
+    """One row of the protocol table: ``source(fs, path)`` builds a home's source (``None``: the
+    generic one), ``extra`` installs the protocol, ``implementation`` (``"module.Class"``) limits
+    the row to that fsspec class (obstore's adapter speaks ``s3`` too)."""
 
     protocol: str
     source: Callable[[Any, str], SourceBase] | None
@@ -108,7 +104,7 @@ def register_filesystem_source(
     implementation: str | None = None,
 ) -> None:
     """Read (write, revalidate) homes on these protocols with ``source(fs, path)``; a row with
-    ``implementation`` wins over the protocol's usual one. A later registration replaces a row."""
+    ``implementation`` wins over the protocol's usual one, a later registration replaces a row."""
     for protocol in protocols:
         row = Backend(protocol, source, extra, implementation)
         if implementation is None:
@@ -127,18 +123,17 @@ def backends() -> tuple[Backend, ...]:
 
 def filesystem_source(fs: Any) -> Callable[[Any, str], SourceBase] | None:
     """The registered source for ``fs``: a row for its class (or a base) first, else its
-    protocol's. Never by duck typing: a wrapper (``simplecache::``, ``dir::``) is its own protocol."""
-    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    protocol's; never by duck typing (a wrapper, ``simplecache::``, is its own protocol)."""
+    names = protocols(fs)
     classes = [f"{cls.__module__}.{cls.__qualname__}" for cls in type(fs).__mro__]
-    special = (_IMPLEMENTATIONS.get((name, p)) for name in classes for p in protocols)
-    rows = [row for row in special if row is not None] + [_BACKENDS[p] for p in protocols if p in _BACKENDS]
+    special = (_IMPLEMENTATIONS.get((name, p)) for name in classes for p in names)
+    rows = [row for row in special if row is not None] + [_BACKENDS[p] for p in names if p in _BACKENDS]
     return next((row.source for row in rows if row.source is not None), None)
 
 
 @dataclass(frozen=True, slots=True)
 class Engine:
-    """A client reaching object stores its own way (``obstore``), chosen in ``resolve`` only:
-    a home's source for a URL or ``fs=``, and where ``write_bundle`` writes."""
+    """A client reaching object stores its own way (``obstore``), chosen in ``resolve`` only."""
 
     name: str
     open_url: Callable[[str, dict[str, Any]], SourceBase]
@@ -169,9 +164,8 @@ def engine(name: str) -> Engine | None:
 
 @dataclass(frozen=True, slots=True)
 class ArchiveKind:
-    """A kind of single-file bundle: its chained-URL hop (``zip``), lower-case name endings,
-    a test on the first :data:`HEAD_BYTES` bytes, and ``open(file, folder)`` giving the source
-    (``folder=None``: the single-top-level-folder rule; ``""``: the archive root)."""
+    """A kind of single-file bundle: its chained-URL hop, lower-case name endings, a test on the
+    first :data:`HEAD_BYTES` bytes, and ``open(file, folder)`` (``None``: the single-folder rule)."""
 
     protocol: str
     suffixes: tuple[str, ...]
@@ -197,8 +191,8 @@ def archive_kinds() -> tuple[ArchiveKind, ...]:
 
 
 def archive_hop(url: str, storage_options: dict[str, Any]) -> tuple[ArchiveKind, str, str] | None:
-    """``zip://FOLDER::REST`` as ``(kind, FOLDER, REST)`` (``None``: no archive hop first); the hop
-    takes no options of its own (``storage_options`` keyed by it are refused)."""
+    """``zip://FOLDER::REST`` as ``(kind, FOLDER, REST)``, ``None`` without an archive hop first
+    (which takes no options of its own)."""
     head, _, rest = url.partition("::")
     protocol, scheme, folder = head.partition("://")
     kind = _KINDS.get(protocol) if scheme and rest else None
@@ -208,7 +202,7 @@ def archive_hop(url: str, storage_options: dict[str, Any]) -> tuple[ArchiveKind,
 
 
 def kind_by_name(path: str) -> ArchiveKind | None:
-    """The kind a file name's ending says (the longest ending wins: ``.tar.gz`` over ``.gz``)."""
+    """The kind a file name's ending says (the longest wins: ``.tar.gz`` over ``.gz``)."""
     lower = path.lower()
     return next((kind for ending, kind in _ENDINGS if lower.endswith(ending)), None)
 

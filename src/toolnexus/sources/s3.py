@@ -1,22 +1,21 @@
 """Persona homes on S3 through s3fs: the object-store plan (:mod:`.objects`) over
 ``fs._call_s3("get_object", …)``, which sees the ``Content-Range``, ``ETag`` and conditions that
-s3fs's file API hides; ``audit`` lists with ``ListObjectsV2``, a page at a time."""
+s3fs's file API hides."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from toolnexus._aio import run_on_loop
 from toolnexus._fs import is_hidden
 from toolnexus.errors import read_error
-from toolnexus.sources.children import LIST_PAGE_SIZE, Child, Pages, no_such_prefix
+from toolnexus.sources.base import read_errors
+from toolnexus.sources.children import LIST_PAGE_SIZE, Child, Pages
 from toolnexus.sources.freshness import NOT_MODIFIED, NotModified
 from toolnexus.sources.objects import Fetched, ObjectChangedError, ObjectClient, ObjectHome
 from toolnexus.stores.fsspec import S3Store
-
-T = TypeVar("T")
 
 
 class S3Client(ObjectClient):
@@ -52,7 +51,8 @@ class S3Client(ObjectClient):
         except FileNotFoundError:
             raise
         except OSError as error:
-            code = _error_code(error)
+            answer = getattr(error.__cause__ or error, "response", None)  # botocore's, with the S3 code
+            code = str(answer.get("Error", {}).get("Code", "")) if isinstance(answer, dict) else ""
             if code in ("304", "NotModified"):
                 return NOT_MODIFIED
             if code == "PreconditionFailed":
@@ -62,12 +62,6 @@ class S3Client(ObjectClient):
             raise
         total = str(response.get("ContentRange") or "").rpartition("/")[2]
         return Fetched(data, response.get("ETag"), int(total) if total.isdigit() else len(data))
-
-
-def _error_code(error: BaseException) -> str:
-    """The S3 error code (``"304"``, ``"PreconditionFailed"``, ``"InvalidRange"``) behind an error."""
-    response = getattr(error.__cause__ or error, "response", None)
-    return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
 
 
 class S3Source(ObjectHome):
@@ -88,8 +82,7 @@ class S3Source(ObjectHome):
         return {**options, "config_kwargs": config}
 
     def _listing(self, folder: str) -> list[str]:
-        """One LIST: s3fs's ``find`` looks an empty folder up again (a HEAD, a LIST) unless
-        it lists by ``prefix``."""
+        """One LIST: s3fs's ``find`` looks an empty folder up again unless it lists by ``prefix``."""
         below = f"{self.path.rstrip('/')}/{folder}/".lstrip("/")
         self.fs.invalidate_cache(self.path)
         try:
@@ -102,20 +95,15 @@ class S3Source(ObjectHome):
         return sorted(path for path in paths if path and not is_hidden(path))
 
     def children(self) -> Pages | None:
-        """``ListObjectsV2`` pages as they are asked for (the first now: a missing prefix fails
-        here), folders and objects merged in key order. Nothing under ``path/``: a file is a
-        bundle (``None``), anything else no such prefix."""
+        """``ListObjectsV2`` pages as they are asked for (the first now, so a missing prefix fails
+        here); nothing under ``path/``: a file is a bundle (``None``), anything else no prefix."""
         pages = self._list_pages()
         first = next(pages, None)
         if first is not None:
             return itertools.chain([first], pages)
         self.fs.invalidate_cache(self.path)
-        try:
+        with read_errors(self.location, missing="no such prefix"):
             kind = self.fs.info(self.path).get("type")
-        except FileNotFoundError:
-            raise no_such_prefix(self.location) from None
-        except Exception as error:
-            raise read_error(error, self.location, None) from error
         return None if kind == "file" else iter([])  # a folder marker alone: no children
 
     def _list_pages(self) -> Pages:
@@ -124,14 +112,10 @@ class S3Source(ObjectHome):
         request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/"}
         seen = False
         while True:
-            try:
+            with read_errors(self.location, missing="no such prefix"):  # a missing bucket
                 page = run_on_loop(
                     self.fs, self.fs._call_s3, "list_objects_v2", MaxKeys=LIST_PAGE_SIZE, **request
                 )
-            except FileNotFoundError:  # no such bucket
-                raise no_such_prefix(self.location) from None
-            except Exception as error:
-                raise read_error(error, self.location, None) from error
             folders = [(item["Prefix"].rstrip("/"), True) for item in page.get("CommonPrefixes", ())]
             objects = [(item["Key"], False) for item in page.get("Contents", ()) if item["Key"] != prefix]
             seen = seen or bool(folders or objects)

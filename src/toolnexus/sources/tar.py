@@ -24,11 +24,6 @@ if TYPE_CHECKING:
 MAX_TAR_SCAN_BYTES = 64 * 1024 * 1024
 
 _GZIP, _BZIP2, _XZ = b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00"
-_USTAR_OFFSET = 257
-
-
-def _is_tar(head: bytes) -> bool:
-    return head.startswith((_GZIP, _BZIP2, _XZ)) or head[_USTAR_OFFSET : _USTAR_OFFSET + 5] == b"ustar"
 
 
 class _Prefixed:
@@ -180,6 +175,6 @@ _KINDS |= {tarfile.FIFOTYPE: "fifo", tarfile.CHRTYPE: "device", tarfile.BLKTYPE:
 TAR = ArchiveKind(
     protocol="tar",
     suffixes=(".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz"),
-    sniff=_is_tar,
+    sniff=lambda head: head.startswith((_GZIP, _BZIP2, _XZ)) or head[257:262] == b"ustar",
     open=TarSource,
 )
