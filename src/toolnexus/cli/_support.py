@@ -33,19 +33,17 @@ _WARNINGS = logging.getLogger("toolnexus.cli")
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with the habits of git, ruff and uv, inherited by every subparser: "did you mean
-    …?" for a mistyped choice or flag (Python 3.14's ``suggest_on_error`` does only the choices,
-    and we support 3.11), and an unknown flag reported with its own subcommand's usage."""
+    """argparse with the habits of git, ruff and uv, in every subparser: "did you mean …?" for a
+    mistyped choice or flag (3.14's ``suggest_on_error`` does only choices), and an unknown flag
+    reported with its own subcommand's usage."""
 
-    #: Rewrites a command's words before argparse sees them, where argparse alone cannot split
-    #: them (``memory BASE TOP append``: its locations end at the first action name).
+    #: Rewrites a command's words where argparse alone cannot split them (``memory BASE TOP append``).
     prepare: Callable[[Parser, list[str]], list[str]] | None = None
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        """Leftovers are this parser's error: argparse would hand them up to ``toolnexus``, whose
-        usage does not show the flag meant."""
+        """Leftovers are this parser's error: ``toolnexus``'s usage would not show the flag meant."""
         if self.prepare is not None:
             args = self.prepare(self, list(sys.argv[1:] if args is None else args))
         parsed, extras = super().parse_known_args(args, namespace)
@@ -199,12 +197,9 @@ def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
 
 
 def location_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments ``compose_soul`` and friends take, from the shared options."""
-    return {
-        "storage_options": args.storage_options,
-        "follow_external_symlinks": args.follow_external_symlinks,
-        "engine": args.engine,
-    }
+    """The keyword arguments ``compose_soul`` and friends take, from the location options given."""
+    names = ("storage_options", "follow_external_symlinks", "engine")
+    return {name: getattr(args, name) for name in names if hasattr(args, name)}
 
 
 def _encoding(text: str) -> str:
@@ -262,9 +257,8 @@ def budget_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def emit(text: str) -> None:
-    """Write UTF-8 to stdout whatever the locale; a reader that went away ends the program quietly.
-    The loop matters: a reader closing mid-write can make ``write`` return a short count instead
-    of raising; writing on gets the ``EPIPE``."""
+    """Write UTF-8 to stdout whatever the locale; a reader that went away ends the program quietly
+    (the loop: a reader closing mid-write can make ``write`` return a short count, not raise)."""
     try:
         buffer = getattr(sys.stdout, "buffer", None)
         if buffer is None:
@@ -290,6 +284,11 @@ def emit_json(value: Any) -> None:
 def warn(message: str) -> None:
     """A ``toolnexus: warning: …`` line on stderr, unless the command runs with ``-q``."""
     _WARNINGS.warning(message)
+
+
+def say(text: str) -> None:
+    """A ``toolnexus: …`` line on stderr: what a person reads beside the output."""
+    print(f"toolnexus: {text}", file=sys.stderr)
 
 
 # -- the library's messages in the command line's words: flags and nouns, never Python names --

@@ -7,8 +7,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from toolnexus import __version__
@@ -20,15 +19,15 @@ from toolnexus.cli import completion as completion_cli
 from toolnexus.cli import memory as memory_cli
 from toolnexus.cli import persona as persona_cli
 from toolnexus.cli import skills as skills_cli
-from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit, for_people
+from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit, for_people, say
 
 __all__ = ["REGISTRARS", "build_parser", "main"]
 
 #: Errors the library raises for bad locations and options; anything else is a bug and keeps its traceback.
 _USER_ERRORS = (OSError, TypeError, ValueError, ImportError, ModelError)
 
-#: Every subcommand, in ``--help`` order; another module adds its own ``register`` here.
-#: ``help`` and ``completion`` follow them all (they describe the whole parser).
+#: Every subcommand, in ``--help`` order; another module adds its own ``register`` here (``help``
+#: and ``completion`` follow them all: they describe the whole parser).
 REGISTRARS: list[Callable[[Subparsers], None]] = [
     persona_cli.register,
     bundle_cli.register,
@@ -61,21 +60,6 @@ class _PeopleFormatter(logging.Formatter):
         return for_people(super().format(record))
 
 
-@contextmanager
-def _warnings_to_stderr(quiet: bool) -> Iterator[None]:
-    """Warnings as ``toolnexus: warning: …`` lines; ``quiet`` drops them with a handler, as without
-    one logging's last resort would print them anyway."""
-    logger = logging.getLogger("toolnexus")
-    handler: logging.Handler = logging.NullHandler() if quiet else logging.StreamHandler(sys.stderr)
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(_PeopleFormatter("toolnexus: warning: %(message)s"))
-    logger.addHandler(handler)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script. Bare ``toolnexus`` prints the help on stderr and exits 2 (a usage
     mistake, as in ruff and uv); with ``_TOOLNEXUS_COMPLETE`` set it answers a completion."""
@@ -89,15 +73,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     args = parser.parse_args(words)
+    # Warnings as ``toolnexus: warning: …`` lines; ``-q`` drops them with a handler (else logging's
+    # last resort would print them).
+    logger = logging.getLogger("toolnexus")
+    warnings = logging.NullHandler() if getattr(args, "quiet", False) else logging.StreamHandler(sys.stderr)
+    warnings.setLevel(logging.WARNING)
+    warnings.setFormatter(_PeopleFormatter("toolnexus: warning: %(message)s"))
+    logger.addHandler(warnings)
     handler: Handler = args.handler
-    with _warnings_to_stderr(quiet=getattr(args, "quiet", False)):
-        try:
-            return handler(args)
-        except _USER_ERRORS as error:
-            message = " ".join(str(error).splitlines()) or type(error).__name__
-            print(f"toolnexus: error: {for_people(message)}", file=sys.stderr)
-            return EXIT_ERROR
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        return handler(args)
+    except _USER_ERRORS as error:
+        message = " ".join(str(error).splitlines()) or type(error).__name__
+        say(f"error: {for_people(message)}")
+        return EXIT_ERROR
+    finally:
+        logger.removeHandler(warnings)

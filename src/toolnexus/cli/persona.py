@@ -1,14 +1,12 @@
-"""``toolnexus soul``, ``inspect`` and ``check``. Exit status: 0 done; 1 ``check`` found no
-bootstrap file; 2 an error.
-"""
+"""``toolnexus soul``, ``inspect`` and ``check``. Exit status: 0 done; 1 ``check`` found none; 2 an error."""
 
 from __future__ import annotations
 
 import argparse
-import sys
+from collections.abc import Callable
 from typing import Any
 
-from toolnexus.agents import Budget, FileReport, SkillSet, SoulReport, compose_soul, inspect_soul, load_skills
+from toolnexus.agents import FileReport, SkillSet, SoulReport, compose_soul, inspect_soul, load_skills
 from toolnexus.cli._support import (
     EXIT_ERROR,
     Subparsers,
@@ -21,6 +19,7 @@ from toolnexus.cli._support import (
     location,
     location_kwargs,
     plural,
+    say,
     warn,
 )
 from toolnexus.cli.skills import skill_rows
@@ -73,52 +72,36 @@ def _notes(file: FileReport, location: str) -> str:
     return ", ".join(notes)
 
 
-def _number(value: int | None) -> str:
-    return "-" if value is None else str(value)
-
-
-def _row(file: FileReport, budget: Budget | None, layered: bool, location: str) -> list[str]:
-    present = file.status == "present"
-    size = "-" if not present else "?" if file.size is None else str(file.size)
-    row = [file.name, file.status, size, str(file.kept_bytes) if present else "-"]
-    if budget is not None:
-        row.append(_number(file.chars))
-        if budget.token_counter is not None:
-            row.append(_number(file.tokens))
-        row.append(_number(file.kept))
-    return [*row, *([file.layer or "-"] if layered else []), _notes(file, location)]
-
-
-def _budget_line(report: SoulReport, budget: Budget) -> str:
-    limits = [f"per file {budget.per_file}"] * (budget.per_file is not None)
-    limits += [f"total {budget.total}"] * (budget.total is not None)
-    cut = sum(file.budget_truncated for file in report.files)
-    omitted = sum(file.omitted for file in report.files)
-    return (
-        f"budget: {', '.join(limits) or 'no limit'} {budget.noun}; "
-        f"{plural(cut, 'file')} cut, {omitted} left out"
-    )
-
-
 def format_table(report: SoulReport) -> str:
     """``inspect``'s table: a row per bootstrap name (the layer and budget columns when they apply)."""
-    layered = any(file.layer is not None for file in report.files)
     budget = report.budget
-    header = ["FILE", "STATUS", "SIZE", "KEPT"]
+
+    def number(value: int | None) -> str:
+        return "-" if value is None else str(value)
+
+    columns: dict[str, Callable[[FileReport], str]] = {
+        "FILE": lambda file: file.name,
+        "STATUS": lambda file: file.status,
+        "SIZE": lambda file: (
+            "-" if file.status != "present" else "?" if file.size is None else str(file.size)
+        ),
+        "KEPT": lambda file: str(file.kept_bytes) if file.status == "present" else "-",
+    }
     if budget is not None:
-        header += [
-            "CHARS",
-            *(["TOKENS"] if budget.token_counter is not None else []),
-            f"KEPT {budget.unit.upper()}",
-        ]
-    header += [*(["LAYER"] if layered else []), "NOTES"]
-    rows = [header, *(_row(file, budget, layered, report.location) for file in report.files)]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+        columns["CHARS"] = lambda file: number(file.chars)
+        if budget.token_counter is not None:
+            columns["TOKENS"] = lambda file: number(file.tokens)
+        columns[f"KEPT {budget.unit.upper()}"] = lambda file: number(file.kept)
+    if any(file.layer is not None for file in report.files):
+        columns["LAYER"] = lambda file: file.layer or "-"
+    columns["NOTES"] = lambda file: _notes(file, report.location)
+    rows = [list(columns), *([cell(file) for cell in columns.values()] for file in report.files)]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(columns))]
     lines = []
     for row in rows:  # NOTES, last, is free text: neither padded nor aligned
         cells = [
             cell.ljust(width) if name in ("FILE", "STATUS", "LAYER") else cell.rjust(width)
-            for name, cell, width in zip(header[:-1], row, widths, strict=False)
+            for name, cell, width in zip(rows[0][:-1], row, widths, strict=False)
         ]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     soul_bytes = len(report.soul.encode("utf-8"))
@@ -129,7 +112,13 @@ def format_table(report: SoulReport) -> str:
         f"{unread}; soul: {plural(len(report.soul), 'character')}, {plural(soul_bytes, 'byte')}"
     )
     if budget is not None:
-        lines.append(_budget_line(report, budget))
+        limits = [f"per file {budget.per_file}"] * (budget.per_file is not None)
+        limits += [f"total {budget.total}"] * (budget.total is not None)
+        cut = plural(sum(file.budget_truncated for file in report.files), "file")
+        omitted = sum(file.omitted for file in report.files)
+        lines.append(
+            f"budget: {', '.join(limits) or 'no limit'} {budget.noun}; {cut} cut, {omitted} left out"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -159,7 +148,7 @@ def _inspect(args: argparse.Namespace) -> int:
             warn(message)
     failed = [file for file in report.files if file.status == "error"]
     for file in failed:
-        print(f"toolnexus: error: {for_people(file.reason or file.name)}", file=sys.stderr)
+        say(f"error: {for_people(file.reason or file.name)}")
     return EXIT_ERROR if failed else 0
 
 
@@ -169,7 +158,7 @@ def _check(args: argparse.Namespace) -> int:
         emit_json({"location": report.location, "found": report.found})
     if not report.found:
         if not args.quiet:  # the answer, not a warning: exit 1 says it to a script
-            print(f"toolnexus: no bootstrap file in {report.location}", file=sys.stderr)
+            say(f"no bootstrap file in {report.location}")
         return 1
     if not (args.quiet or args.json):
         emit("".join(f"{name}\n" for name in report.found))
