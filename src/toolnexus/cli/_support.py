@@ -167,9 +167,9 @@ class _StorageOption(argparse.Action):
         setattr(namespace, self.dest, options)
 
 
-def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
+def location_options(*, symlinks: bool = True) -> Parser:
     """A parent parser with the options location subcommands share (``symlinks``: reading ones)."""
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = Parser(add_help=False)
     group = parent.add_argument_group("location options")
     group.add_argument(
         "-o",

@@ -31,8 +31,6 @@ from toolnexus.cli._support import (
 )
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS
 
-__all__ = ["answer", "register"]
-
 #: Environment variables that hold a key each provider's SDK accepts (the first is the usual one).
 KEY_VARIABLES = {
     "openai": ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY"),

@@ -21,8 +21,6 @@ from toolnexus.cli import persona as persona_cli
 from toolnexus.cli import skills as skills_cli
 from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit, for_people, say
 
-__all__ = ["REGISTRARS", "build_parser", "main"]
-
 #: Errors the library raises for bad locations and options; anything else is a bug and keeps its traceback.
 _USER_ERRORS = (OSError, TypeError, ValueError, ImportError, ModelError)
 

@@ -27,8 +27,6 @@ from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
 from toolnexus.fleet.results import report_file
 from toolnexus.sources import is_url
 
-__all__ = ["register"]
-
 _EXAMPLES = """examples:
   toolnexus audit personas/
   toolnexus audit s3://bucket/personas/ --fail-on error,invalid --total 60000 --output audit.jsonl

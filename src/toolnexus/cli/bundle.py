@@ -9,8 +9,6 @@ from toolnexus.cli._support import Subparsers, add_command, emit, emit_json, loc
 from toolnexus.cli.persona import LOCATION_HELP, home
 from toolnexus.soul.bundling import BUNDLE_FORMATS, format_for
 
-__all__ = ["register"]
-
 _EXAMPLES = """examples:
   toolnexus bundle examples/aster aster.zip
   toolnexus bundle examples/aster aster.tar.gz

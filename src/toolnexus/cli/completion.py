@@ -9,8 +9,6 @@ from collections.abc import Sequence
 
 from toolnexus.cli._support import Subparsers, add_command, emit
 
-__all__ = ["COMPLETE_VARIABLE", "SCRIPTS", "candidates", "complete", "register"]
-
 #: The environment variable that turns a ``toolnexus`` run into a completion request.
 COMPLETE_VARIABLE = "_TOOLNEXUS_COMPLETE"
 
@@ -91,11 +89,6 @@ def _walk(
     return parser, waiting, positionals[index] if index < len(positionals) else None
 
 
-def _help(action: argparse.Action) -> str:
-    text = action.help if isinstance(action.help, str) and action.help != argparse.SUPPRESS else ""
-    return text.split(";")[0].split(". ")[0]
-
-
 def candidates(root: argparse.ArgumentParser, words: Sequence[str]) -> list[tuple[str, str]]:
     """``(word, description)`` pairs completing the last of ``words`` (the program name left out)."""
     *done, current = list(words) or [""]
@@ -103,8 +96,8 @@ def candidates(root: argparse.ArgumentParser, words: Sequence[str]) -> list[tupl
     if waiting is not None:
         options: list[tuple[str, str]] = [(str(choice), "") for choice in waiting.choices or ()]
     elif current.startswith("-"):
-        options = [
-            (flag, _help(action))
+        options = [  # a flag's help up to its first clause
+            (flag, (action.help or "").split(";")[0].split(". ")[0])
             for action in parser._actions
             if action.help != argparse.SUPPRESS
             for flag in action.option_strings
@@ -134,12 +127,12 @@ def complete(root: argparse.ArgumentParser, shell: str, words: Sequence[str]) ->
     return "".join(f"{line}\n" for line in lines)
 
 
-_COMPLETION_EPILOG = """examples:
+_EXAMPLES = """examples:
   eval "$(toolnexus completion bash)"      # in ~/.bashrc
   eval "$(toolnexus completion zsh)"       # in ~/.zshrc, after compinit
   toolnexus completion fish > ~/.config/fish/completions/toolnexus.fish
 """
-_COMPLETION_DESCRIPTION = (
+_DESCRIPTION = (
     "Print the shell completion script for bash, zsh or fish. It asks toolnexus itself what "
     "completes each word, so it always matches the installed version."
 )
@@ -162,12 +155,6 @@ def register(subparsers: Subparsers, root: argparse.ArgumentParser) -> None:
     helper.add_argument("topic", metavar="COMMAND", nargs="?", choices=subparsers.choices)
     summary = "print the shell completion script for bash, zsh or fish"
     completion = add_command(
-        subparsers,
-        "completion",
-        summary,
-        _COMPLETION_EPILOG,
-        print_script,
-        located=False,
-        description=_COMPLETION_DESCRIPTION,
+        subparsers, "completion", summary, _EXAMPLES, print_script, located=False, description=_DESCRIPTION
     )
     completion.add_argument("shell", metavar="SHELL", choices=tuple(SCRIPTS), help="bash, zsh or fish")

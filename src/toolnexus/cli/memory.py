@@ -33,8 +33,6 @@ from toolnexus.cli._support import (
     say,
 )
 
-__all__ = ["register"]
-
 #: The actions, in ``--help`` order: their help and positionals (``dest``, ``metavar``).
 _ACTIONS = {
     "view": ("print the file (any readable home)", ()),
@@ -336,15 +334,11 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: Subparsers) -> None:
+    summary = "view or edit a persona's MEMORY.md or USER.md"
+    description = "View or edit a persona's MEMORY.md (or USER.md) with the memory tool's rules."
+    usage = f"%(prog)s [options] LOCATION [LOCATION ...] {_CHOICES} ..."
     parser = add_command(
-        subparsers,
-        "memory",
-        "view or edit a persona's MEMORY.md or USER.md",
-        _EXAMPLES,
-        _run,
-        symlinks=False,
-        description="View or edit a persona's MEMORY.md (or USER.md) with the memory tool's rules.",
-        usage=f"%(prog)s [options] LOCATION [LOCATION ...] {_CHOICES} ...",
+        subparsers, "memory", summary, _EXAMPLES, _run, symlinks=False, description=description, usage=usage
     )
     cast(Parser, parser).prepare = _layers_as_options
     parser.add_argument(
@@ -358,16 +352,13 @@ def register(subparsers: Subparsers) -> None:
         "--lower-layer", dest="lower_layers", action="append", type=location, help=argparse.SUPPRESS
     )
     _shared_options(parser)
-    actions = cast(
-        Subparsers,
-        parser.add_subparsers(
-            action=_Actions,
-            dest="action",
-            required=True,
-            metavar=_CHOICES,
-            parser_class=Parser,
-            prog=f"{parser.prog} LOCATION [LOCATION ...]",  # not the whole usage line above
-        ),
+    actions = parser.add_subparsers(
+        action=_Actions,
+        dest="action",
+        required=True,
+        metavar=_CHOICES,
+        parser_class=Parser,
+        prog=f"{parser.prog} LOCATION [LOCATION ...]",  # not the whole usage line above
     )
     late = location_options(symlinks=False)
     _shared_options(late)

@@ -46,13 +46,6 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return {**location_kwargs(args), **budget_kwargs(args)}
 
 
-def _warn_if_empty(report: SoulReport, profile: str | None) -> None:
-    """An empty soul because the home holds no bootstrap file (of the profile) says so."""
-    if not any(file.status == "present" for file in report.files):
-        of_profile = f" of the {profile} profile" if profile else ""
-        warn(f"no bootstrap file{of_profile} in {report.location}")
-
-
 def _notes(file: FileReport, location: str) -> str:
     if file.status in ("skipped", "error"):  # why, short: the location is on the summary line
         return for_people(file.reason or "").replace(f" in {location}", "").removeprefix(f"{file.name} ")
@@ -126,12 +119,15 @@ def _soul(args: argparse.Namespace) -> int:
     if args.json:
         report = inspect_soul(home(args.location), **_options(args))
         emit_json(_report_json(report))
-        _warn_if_empty(report, args.profile)
-        return 0
-    soul, found = compose_soul(home(args.location), **_options(args))
-    emit(soul + "\n" if soul else "")
-    if not found:  # the rare path: read again for what the library found, and where
-        _warn_if_empty(inspect_soul(home(args.location), **_options(args)), args.profile)
+    else:
+        soul, found = compose_soul(home(args.location), **_options(args))
+        emit(soul + "\n" if soul else "")
+        if found:
+            return 0
+        report = inspect_soul(home(args.location), **_options(args))  # the rare path: where, and why
+    if not any(file.status == "present" for file in report.files):  # an empty soul says so
+        of_profile = f" of the {args.profile} profile" if args.profile else ""
+        warn(f"no bootstrap file{of_profile} in {report.location}")
     return 0
 
 
