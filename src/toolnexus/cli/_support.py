@@ -19,17 +19,11 @@ from toolnexus.composer.budget import PROFILES, Budget
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
 
-#: Exit status when stdout is closed early (``toolnexus soul … | head``): 128 + SIGPIPE, as a shell reports.
-EXIT_BROKEN_PIPE = 141
 #: Exit status for a location or option the library refused (argparse also uses 2 for usage errors).
 EXIT_ERROR = 2
 
 #: Help keeps the line breaks of descriptions and epilogs (examples are laid out by hand).
 FORMATTER = argparse.RawDescriptionHelpFormatter
-
-#: Where the commands' own warnings go: ``main`` shows them as ``toolnexus: warning: …`` lines
-#: (with the library's), and ``-q`` silences them all.
-_WARNINGS = logging.getLogger("toolnexus.cli")
 
 
 class Parser(argparse.ArgumentParser):
@@ -273,7 +267,7 @@ def emit(text: str) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-        raise SystemExit(EXIT_BROKEN_PIPE) from None
+        raise SystemExit(141) from None  # 128 + SIGPIPE, as a shell reports a closed pipe
 
 
 def emit_json(value: Any) -> None:
@@ -282,8 +276,9 @@ def emit_json(value: Any) -> None:
 
 
 def warn(message: str) -> None:
-    """A ``toolnexus: warning: …`` line on stderr, unless the command runs with ``-q``."""
-    _WARNINGS.warning(message)
+    """A ``toolnexus: warning: …`` line on stderr, through ``main``'s handler as the library's are
+    (``-q`` silences them all)."""
+    logging.getLogger("toolnexus.cli").warning(message)
 
 
 def say(text: str) -> None:

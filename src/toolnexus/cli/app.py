@@ -14,7 +14,6 @@ from toolnexus import __version__
 from toolnexus.agents import ModelError
 from toolnexus.cli import agent as agent_cli
 from toolnexus.cli import audit as audit_cli
-from toolnexus.cli import bundle as bundle_cli
 from toolnexus.cli import completion as completion_cli
 from toolnexus.cli import memory as memory_cli
 from toolnexus.cli import persona as persona_cli
@@ -28,7 +27,6 @@ _USER_ERRORS = (OSError, TypeError, ValueError, ImportError, ModelError)
 #: and ``completion`` follow them all: they describe the whole parser).
 REGISTRARS: list[Callable[[Subparsers], None]] = [
     persona_cli.register,
-    bundle_cli.register,
     memory_cli.register,
     agent_cli.register,
     audit_cli.register,

@@ -1,4 +1,5 @@
-"""``toolnexus soul``, ``inspect`` and ``check``. Exit status: 0 done; 1 ``check`` found none; 2 an error."""
+"""``toolnexus soul``, ``inspect``, ``check`` and ``bundle``: a persona home's bootstrap files.
+Exit status: 0 done; 1 ``check`` found none; 2 an error."""
 
 from __future__ import annotations
 
@@ -23,14 +24,19 @@ from toolnexus.cli._support import (
     warn,
 )
 from toolnexus.cli.skills import skill_rows
-
-__all__ = ["LOCATION_HELP", "home", "register"]
+from toolnexus.soul.bundling import BUNDLE_FORMATS, format_for, write_bundle
 
 LOCATION_HELP = (
     "persona home: a directory, a zip or tar bundle, an fsspec URL or a chained URL; "
     "several are layers, base first (the topmost layer holding a file wins)"
 )
 _JSON_HELP = "print the full report as JSON (the same as soul --json and inspect --json)"
+
+_BUNDLE_EXAMPLES = """examples:
+  toolnexus bundle examples/aster aster.zip
+  toolnexus bundle examples/aster aster.tar.gz
+  toolnexus bundle team-base examples/aster s3://bucket/aster.tgz -o profile=prod
+"""
 
 
 def _report_json(report: SoulReport) -> dict[str, Any]:
@@ -167,6 +173,16 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if args.strict and warnings else 0
 
 
+def _bundle(args: argparse.Namespace) -> int:
+    kind = format_for(args.out, args.format)  # a contradiction fails before anything is read
+    names = write_bundle(home(args.home), args.out, force=args.force, format=kind, **location_kwargs(args))
+    if args.json:
+        emit_json({"out": args.out, "format": kind, "files": names})
+    else:
+        emit(f"wrote {args.out}: {plural(len(names), 'file')} ({', '.join(names) or 'empty home'})\n")
+    return 0
+
+
 def _locations(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("location", type=location, metavar="LOCATION", nargs="+", help=LOCATION_HELP)
 
@@ -195,3 +211,27 @@ def register(subparsers: Subparsers) -> None:
         "--json", action="store_true", help='print {"location": …, "found": […]} (exit status as without)'
     )
     check.add_argument("--strict", action="store_true", help="exit 1 when a skill has a warning")
+
+    summary = "write the home's bootstrap files to a reproducible zip or tar bundle"
+    bundle = add_command(subparsers, "bundle", summary, _BUNDLE_EXAMPLES, _bundle)
+    bundle.add_argument(
+        "home", type=location, metavar="HOME", nargs="+", help=LOCATION_HELP + "; layers are flattened"
+    )
+    bundle.add_argument(
+        "out",
+        type=location,
+        metavar="OUT",
+        help="the bundle to write: a path or an fsspec URL; its ending says the format "
+        "(.tar, .tar.gz/.tgz, .tar.bz2/.tbz2, .tar.xz/.txz a tar, anything else a zip)",
+    )
+    bundle.add_argument(
+        "--format",
+        choices=tuple(BUNDLE_FORMATS),
+        metavar="FORMAT",
+        help="the archive to write when OUT's name does not say: zip, tar, tar.gz (tgz), "
+        "tar.bz2 (tbz2) or tar.xz (txz); it may not contradict the name",
+    )
+    bundle.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    bundle.add_argument(
+        "--json", action="store_true", help='print {"out": …, "format": …, "files": […]} when written'
+    )
