@@ -286,9 +286,6 @@ def say(text: str) -> None:
     print(f"toolnexus: {text}", file=sys.stderr)
 
 
-# -- the library's messages in the command line's words: flags and nouns, never Python names --
-
-
 #: ``NAME=VALUE`` a message tells the caller to pass, and the flag that does it.
 _ARGUMENTS = {
     "force=True": "--force",

@@ -196,9 +196,8 @@ def _base_url(text: str) -> str:
     parts = urlsplit(text)
     if parts.scheme in ("http", "https") and parts.netloc:
         return text
-    raise argparse.ArgumentTypeError(
-        f"expected a URL with its scheme, like http://HOST:PORT/v1, got {text!r}"
-    )
+    example = "http://HOST:PORT/v1"
+    raise argparse.ArgumentTypeError(f"expected a URL with its scheme, like {example}, got {text!r}")
 
 
 def _add(

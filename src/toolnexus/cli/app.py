@@ -35,7 +35,6 @@ REGISTRARS: list[Callable[[Subparsers], None]] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``toolnexus`` parser with every registered subcommand."""
     parser = Parser(
         prog="toolnexus",
         description="Compose, inspect, check and bundle AI persona homes, wherever they live.",

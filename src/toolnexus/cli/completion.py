@@ -12,7 +12,9 @@ from toolnexus.cli._support import Subparsers, add_command, emit
 #: The environment variable that turns a ``toolnexus`` run into a completion request.
 COMPLETE_VARIABLE = "_TOOLNEXUS_COMPLETE"
 
-_BASH = """\
+#: The script ``toolnexus completion SHELL`` prints, by shell.
+SCRIPTS = {
+    "bash": """\
 # bash completion for toolnexus: add to ~/.bashrc
 #   eval "$(toolnexus completion bash)"
 _toolnexus() {
@@ -20,9 +22,8 @@ _toolnexus() {
     COMPREPLY=($(_TOOLNEXUS_COMPLETE=bash "${COMP_WORDS[0]}" "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))
 }
 complete -o default -F _toolnexus toolnexus
-"""
-
-_ZSH = """\
+""",
+    "zsh": """\
 #compdef toolnexus
 # zsh completion for toolnexus: add to ~/.zshrc (after compinit)
 #   eval "$(toolnexus completion zsh)"
@@ -40,9 +41,8 @@ if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then
 else
     compdef _toolnexus toolnexus
 fi
-"""
-
-_FISH = """\
+""",
+    "fish": """\
 # fish completion for toolnexus: save as ~/.config/fish/completions/toolnexus.fish
 #   toolnexus completion fish > ~/.config/fish/completions/toolnexus.fish
 function __toolnexus_complete
@@ -56,10 +56,8 @@ function __toolnexus_complete
     end
 end
 complete -c toolnexus -f -a '(__toolnexus_complete)'
-"""
-
-#: The script ``toolnexus completion SHELL`` prints, by shell.
-SCRIPTS = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH}
+""",
+}
 
 
 def _positionals(parser: argparse.ArgumentParser) -> list[argparse.Action]:

@@ -11,13 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from toolnexus.agents import (
-    MAX_BOOTSTRAP_FILE_BYTES,
-    BootstrapError,
-    memory_index,
-    memory_tool,
-    read_bootstrap_file,
-)
+from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, memory_index, memory_tool, read_bootstrap_file
 from toolnexus.cli._support import (
     EXIT_ERROR,
     Parser,
@@ -178,8 +172,7 @@ def refusal(
     if _would_grow_past_cap(action, arguments, seen):
         return (
             f"toolnexus: the edit would take {where} over its {MAX_BOOTSTRAP_FILE_BYTES}-byte limit; "
-            "nothing was changed. "
-            f"Shorten older notes first (see them with: {view})"
+            f"nothing was changed. Shorten older notes first (see them with: {view})"
         )
     return f"toolnexus: {where} was not changed: {said.removeprefix('error:').strip()}"
 
@@ -188,9 +181,8 @@ def _unreadable(seen: bytes, where: str) -> str | None:
     """Why a file cannot be edited safely at all (over the cap, UTF-16, not UTF-8), or ``None``."""
     if len(seen) > MAX_BOOTSTRAP_FILE_BYTES:
         return (
-            f"toolnexus: {where} is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit "
-            "(it was written outside toolnexus), so "
-            "it is not edited; shorten it in an editor first. Nothing was changed"
+            f"toolnexus: {where} is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit (it was written outside "
+            "toolnexus), so it is not edited; shorten it in an editor first. Nothing was changed"
         )
     if seen[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark
         return (
@@ -264,7 +256,7 @@ def _edit(args: argparse.Namespace, homes: list[str]) -> int:
         if error.errno != errno.EROFS:
             raise
         hint = f"it can be read ({shell_command(homes, 'view')}), not edited"
-        raise BootstrapError(f"{error}; {hint}") from error
+        raise OSError(f"{error}; {hint}") from error
     arguments: dict[str, Any] = {"command": args.action}
     if args.file is None:
         arguments["target"] = args.target
@@ -299,12 +291,8 @@ def _search(args: argparse.Namespace, homes: list[str]) -> int:
     if args.json:
         emit_json([dict(vars(hit)) for hit in hits])
     elif hits:
-        emit(
-            "".join(
-                f"{h.path}:{h.start_line}-{h.end_line} ({h.score:.2f})\n  {_indent(h.snippet)}\n"
-                for h in hits
-            )
-        )
+        for h in hits:
+            emit(f"{h.path}:{h.start_line}-{h.end_line} ({h.score:.2f})\n  {_indent(h.snippet)}\n")
     else:
         say(f"no memory matches {args.query!r} in {homes[-1]}")
     return 0 if hits else 1
@@ -319,7 +307,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.action == "search":
         return _search(args, homes)
     if args.file is not None and args.target != "memory":
-        raise BootstrapError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
+        raise ValueError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
     if args.action == "view" and args.file is None:
         return _view(args, homes)
     return _edit(args, homes)

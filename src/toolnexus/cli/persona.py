@@ -55,20 +55,16 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 def _notes(file: FileReport, location: str) -> str:
     if file.status in ("skipped", "error"):  # why, short: the location is on the summary line
         return for_people(file.reason or "").replace(f" in {location}", "").removeprefix(f"{file.name} ")
-    notes = ["truncated at the cap"] if file.truncated else []
-    if file.encoding not in (None, "utf-8"):
-        notes.append(file.encoding)
-    if file.bom_stripped:
-        notes.append("BOM stripped")
-    if file.line_endings_normalised:
-        notes.append(plural(file.line_endings_normalised, "line ending") + " made LF")
-    if file.invalid_bytes_replaced:
-        notes.append(plural(file.invalid_bytes_replaced, "invalid byte") + " replaced")
-    if file.budget_truncated:
-        notes.append("cut to the budget")
-    if file.omitted:
-        notes.append("left out by the budget")
-    return ", ".join(notes)
+    notes = [
+        (file.truncated, "truncated at the cap"),
+        (file.encoding not in (None, "utf-8"), str(file.encoding)),
+        (file.bom_stripped, "BOM stripped"),
+        (file.line_endings_normalised, plural(file.line_endings_normalised, "line ending") + " made LF"),
+        (file.invalid_bytes_replaced, plural(file.invalid_bytes_replaced, "invalid byte") + " replaced"),
+        (file.budget_truncated, "cut to the budget"),
+        (file.omitted, "left out by the budget"),
+    ]
+    return ", ".join(note for wanted, note in notes if wanted)
 
 
 def format_table(report: SoulReport) -> str:
