@@ -12,12 +12,7 @@ from typing import cast
 
 from toolnexus import __version__
 from toolnexus.agents import ModelError
-from toolnexus.cli import agent as agent_cli
-from toolnexus.cli import audit as audit_cli
-from toolnexus.cli import completion as completion_cli
-from toolnexus.cli import memory as memory_cli
-from toolnexus.cli import persona as persona_cli
-from toolnexus.cli import skills as skills_cli
+from toolnexus.cli import agent, audit, completion, memory, persona, skills
 from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit, for_people, say
 
 #: Errors the library raises for bad locations and options; anything else is a bug and keeps its traceback.
@@ -26,11 +21,11 @@ _USER_ERRORS = (OSError, TypeError, ValueError, ImportError, ModelError)
 #: Every subcommand, in ``--help`` order; another module adds its own ``register`` here (``help``
 #: and ``completion`` follow them all: they describe the whole parser).
 REGISTRARS: list[Callable[[Subparsers], None]] = [
-    persona_cli.register,
-    memory_cli.register,
-    agent_cli.register,
-    audit_cli.register,
-    skills_cli.register,
+    persona.register,
+    memory.register,
+    agent.register,
+    audit.register,
+    skills.register,
 ]
 
 
@@ -46,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = cast(Subparsers, parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     for register in REGISTRARS:
         register(subparsers)
-    completion_cli.register(subparsers, parser)
+    completion.register(subparsers, parser)
     return parser
 
 
@@ -60,9 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     mistake, as in ruff and uv); with ``_TOOLNEXUS_COMPLETE`` set it answers a completion."""
     parser = build_parser()
     words = sys.argv[1:] if argv is None else list(argv)
-    shell = os.environ.get(completion_cli.COMPLETE_VARIABLE)
+    shell = os.environ.get(completion.COMPLETE_VARIABLE)
     if shell:
-        emit(completion_cli.complete(parser, shell, words))
+        emit(completion.complete(parser, shell, words))
         return 0
     if not words:
         parser.print_help(sys.stderr)

@@ -149,6 +149,5 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
-        default=None,
         help="show a progress counter on stderr (default: when stderr is a terminal; needs tqdm)",
     )

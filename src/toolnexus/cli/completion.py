@@ -113,16 +113,14 @@ def candidates(root: argparse.ArgumentParser, words: Sequence[str]) -> list[tupl
 def complete(root: argparse.ArgumentParser, shell: str, words: Sequence[str]) -> str:
     """What the shell function reads: one candidate a line (fish: tab, then a description;
     zsh: ``word:description`` for ``_describe``)."""
-    lines = []
+    lines = ""
     for word, text in candidates(root, words):
-        if shell == "fish" and text:
-            lines.append(f"{word}\t{text}")
-        elif shell == "zsh":
+        if shell == "zsh":
             escaped = word.replace(":", "\\:")
-            lines.append(f"{escaped}:{text}" if text else escaped)
+            lines += f"{escaped}:{text}\n" if text else f"{escaped}\n"
         else:
-            lines.append(word)
-    return "".join(f"{line}\n" for line in lines)
+            lines += f"{word}\t{text}\n" if shell == "fish" and text else f"{word}\n"
+    return lines
 
 
 _EXAMPLES = """examples:

@@ -151,6 +151,7 @@ def refusal(
     """Why the tool refused, for a person: from the very bytes it refused to edit."""
     where = file_in(recorder.location, recorder.name)
     view = shell_command(homes, "view", *(("--target", "user") if recorder.name == "USER.md" else ()))
+    content, old, new = (str(arguments.get(field, "")) for field in ("content", "old", "new"))
     for field in ("content", "old"):
         if field in arguments and not str(arguments[field]).strip():
             what = "the note" if field == "content" else "the text to find"
@@ -160,16 +161,18 @@ def refusal(
         problem = _unreadable(seen, where)
         if problem is not None:
             return problem
-        old = _quoted(str(arguments.get("old", "")))
-        count = seen.decode("utf-8").count(str(arguments.get("old", "")))
+        count = seen.decode("utf-8").count(old)
+        shown = _quoted(old)
         if action in ("replace", "remove") and count == 0:
-            return f"toolnexus: {old} does not occur in {where}; nothing was changed (see it with: {view})"
+            return f"toolnexus: {shown} does not occur in {where}; nothing was changed (see it with: {view})"
         if action in ("replace", "remove") and count > 1:
             return (
-                f"toolnexus: {old} occurs {count} times in {where}; give more of the text "
+                f"toolnexus: {shown} occurs {count} times in {where}; give more of the text "
                 "around it so that it occurs once; nothing was changed"
             )
-    if _would_grow_past_cap(action, arguments, seen):
+    # The edit would take the file over the cap (give or take an append's two line breaks).
+    growth = {"append": len(content.encode()) + 2, "replace": len(new.encode()) - len(old.encode())}
+    if len(seen or b"") + growth.get(action, 0) > MAX_BOOTSTRAP_FILE_BYTES:
         return (
             f"toolnexus: the edit would take {where} over its {MAX_BOOTSTRAP_FILE_BYTES}-byte limit; "
             f"nothing was changed. Shorten older notes first (see them with: {view})"
@@ -197,16 +200,6 @@ def _unreadable(seen: bytes, where: str) -> str | None:
             "fix it in an editor first. Nothing was changed"
         )
     return None
-
-
-def _would_grow_past_cap(action: str, arguments: dict[str, Any], seen: bytes | None) -> bool:
-    """Whether the edit takes the file over the cap (give or take an append's two line breaks)."""
-    size = len(seen or b"")
-    if action == "append":
-        size += len(str(arguments.get("content", "")).encode()) + 2
-    elif action == "replace":
-        size += len(str(arguments.get("new", "")).encode()) - len(str(arguments.get("old", "")).encode())
-    return size > MAX_BOOTSTRAP_FILE_BYTES
 
 
 def _quoted(text: str) -> str:
