@@ -210,18 +210,13 @@ def budget_options() -> argparse.ArgumentParser:
     """A parent parser with the options that fit a soul to a model: budget and profile."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("budget options")
-    group.add_argument(
-        "--per-file",
-        type=whole(1),
-        metavar="N",
-        help="cut each file's body to N characters (tokens with --tokens): head, one marker line, tail",
-    )
-    group.add_argument(
-        "--total",
-        type=whole(1),
-        metavar="N",
-        help="fit the whole soul in N characters (tokens with --tokens), shared fairly among the files",
-    )
+    limits = {
+        "--per-file": "cut each file's body to N characters (tokens with --tokens): "
+        "head, one marker line, tail",
+        "--total": "fit the whole soul in N characters (tokens with --tokens), shared fairly among the files",
+    }
+    for flag, text in limits.items():
+        group.add_argument(flag, type=whole(1), metavar="N", help=text)
     group.add_argument(
         "--tokens",
         nargs="?",

@@ -155,8 +155,8 @@ def _command(text: str) -> str | None:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    """Chat until ``/exit`` or the end of input. A provider error is reported and the chat goes on
-    (the failed turn is not kept); history is not saved, as messages can be private."""
+    """Chat until ``/exit`` or the end of input; a failed turn is not kept, and history is not saved
+    (messages can be private)."""
     agent, status = _agent(args), 0
     lines = _lines(f"{agent.name}> ")
     try:

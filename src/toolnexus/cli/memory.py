@@ -285,14 +285,11 @@ def _search(args: argparse.Namespace, homes: list[str]) -> int:
         emit_json([dict(vars(hit)) for hit in hits])
     elif hits:
         for h in hits:
-            emit(f"{h.path}:{h.start_line}-{h.end_line} ({h.score:.2f})\n  {_indent(h.snippet)}\n")
+            snippet = "\n  ".join(h.snippet.rstrip("\n").splitlines())
+            emit(f"{h.path}:{h.start_line}-{h.end_line} ({h.score:.2f})\n  {snippet}\n")
     else:
         say(f"no memory matches {args.query!r} in {homes[-1]}")
     return 0 if hits else 1
-
-
-def _indent(snippet: str) -> str:
-    return "\n  ".join(snippet.rstrip("\n").splitlines())
 
 
 def _run(args: argparse.Namespace) -> int:
