@@ -76,12 +76,11 @@ def _agent(args: argparse.Namespace) -> Agent:
         raise ValueError("no model: pass --model NAME (or set TOOLNEXUS_MODEL)")
     _require_key(args.provider, args.base_url)
     model_class: Any = AnthropicModel if args.provider == "anthropic" else OpenAIChatModel
-    model = model_class(
-        model_name, base_url=args.base_url, max_retries=args.max_retries, timeout=args.timeout
-    )
     return agent_from_dir(
         args.home,
-        model=model,
+        model=model_class(
+            model_name, base_url=args.base_url, max_retries=args.max_retries, timeout=args.timeout
+        ),
         memory=not args.no_memory,
         max_turns=args.max_turns,
         single_writer=args.single_writer,
