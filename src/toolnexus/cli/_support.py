@@ -11,7 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from toolnexus._tokens import DEFAULT_ENCODING
 from toolnexus.composer.budget import PROFILES, Budget
@@ -238,10 +238,9 @@ def budget_options() -> argparse.ArgumentParser:
 def budget_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """``budget`` and ``profile`` for ``compose_soul`` and friends, from :func:`budget_options`."""
     budget = None
-    if args.tokens is not None:
-        budget = Budget(per_file=args.per_file, total=args.total, unit="tokens", tokenizer=args.tokens)
-    elif args.per_file is not None or args.total is not None:
-        budget = Budget(per_file=args.per_file, total=args.total)
+    if args.tokens is not None or args.per_file is not None or args.total is not None:
+        unit: Literal["chars", "tokens"] = "chars" if args.tokens is None else "tokens"
+        budget = Budget(per_file=args.per_file, total=args.total, unit=unit, tokenizer=args.tokens)
     return {"budget": budget, "profile": args.profile}
 
 

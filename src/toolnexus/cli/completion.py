@@ -1,6 +1,5 @@
-"""``toolnexus help [COMMAND]`` and ``completion SHELL``, added last as they read the whole parser.
-The parser itself answers completions (run again with ``_TOOLNEXUS_COMPLETE=SHELL``), so they never
-disagree with ``--help``."""
+"""``toolnexus help [COMMAND]`` and ``completion SHELL``, added last as they read the whole parser,
+which answers completions itself (run with ``_TOOLNEXUS_COMPLETE=SHELL``): they match ``--help``."""
 
 from __future__ import annotations
 

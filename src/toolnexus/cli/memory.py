@@ -257,9 +257,8 @@ def _edit(args: argparse.Namespace, homes: list[str]) -> int:
         recorder = tool.stores[name] = Recorder(tool.stores[name])
     else:
         arguments["file"] = args.file
-    for field in ("content", "old", "new"):
-        if getattr(args, field, None) is not None:
-            arguments[field] = getattr(args, field)
+    fields = ("content", "old", "new")  # the action's positionals
+    arguments.update({field: getattr(args, field) for field in fields if hasattr(args, field)})
     reply = tool.tool(**arguments)
     refused = bool(getattr(reply, "is_error", str(reply).startswith("error:")))
     if args.json:
