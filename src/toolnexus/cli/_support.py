@@ -11,7 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from toolnexus._tokens import DEFAULT_ENCODING
 from toolnexus.composer.budget import PROFILES, Budget
@@ -19,33 +19,25 @@ from toolnexus.composer.budget import PROFILES, Budget
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
 
-#: Exit status when stdout is closed early (``toolnexus soul … | head``): 128 + SIGPIPE, as a shell reports.
-EXIT_BROKEN_PIPE = 141
 #: Exit status for a location or option the library refused (argparse also uses 2 for usage errors).
 EXIT_ERROR = 2
 
 #: Help keeps the line breaks of descriptions and epilogs (examples are laid out by hand).
 FORMATTER = argparse.RawDescriptionHelpFormatter
 
-#: Where the commands' own warnings go: ``main`` shows them as ``toolnexus: warning: …`` lines
-#: (with the library's), and ``-q`` silences them all.
-_WARNINGS = logging.getLogger("toolnexus.cli")
-
 
 class Parser(argparse.ArgumentParser):
-    """argparse with the habits of git, ruff and uv, inherited by every subparser: "did you mean
-    …?" for a mistyped choice or flag (Python 3.14's ``suggest_on_error`` does only the choices,
-    and we support 3.11), and an unknown flag reported with its own subcommand's usage."""
+    """argparse with the habits of git, ruff and uv, in every subparser: "did you mean …?" for a
+    mistyped choice or flag (3.14's ``suggest_on_error`` does only choices), and an unknown flag
+    reported with its own subcommand's usage."""
 
-    #: Rewrites a command's words before argparse sees them, where argparse alone cannot split
-    #: them (``memory BASE TOP append``: its locations end at the first action name).
+    #: Rewrites a command's words where argparse alone cannot split them (``memory BASE TOP append``).
     prepare: Callable[[Parser, list[str]], list[str]] | None = None
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        """Leftovers are this parser's error: argparse would hand them up to ``toolnexus``, whose
-        usage does not show the flag meant."""
+        """Leftovers are this parser's error: ``toolnexus``'s usage would not show the flag meant."""
         if self.prepare is not None:
             args = self.prepare(self, list(sys.argv[1:] if args is None else args))
         parsed, extras = super().parse_known_args(args, namespace)
@@ -169,9 +161,9 @@ class _StorageOption(argparse.Action):
         setattr(namespace, self.dest, options)
 
 
-def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
+def location_options(*, symlinks: bool = True) -> Parser:
     """A parent parser with the options location subcommands share (``symlinks``: reading ones)."""
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = Parser(add_help=False)
     group = parent.add_argument_group("location options")
     group.add_argument(
         "-o",
@@ -199,12 +191,9 @@ def location_options(*, symlinks: bool = True) -> argparse.ArgumentParser:
 
 
 def location_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments ``compose_soul`` and friends take, from the shared options."""
-    return {
-        "storage_options": args.storage_options,
-        "follow_external_symlinks": args.follow_external_symlinks,
-        "engine": args.engine,
-    }
+    """The keyword arguments ``compose_soul`` and friends take, from the location options given."""
+    names = ("storage_options", "follow_external_symlinks", "engine")
+    return {name: getattr(args, name) for name in names if hasattr(args, name)}
 
 
 def _encoding(text: str) -> str:
@@ -221,18 +210,13 @@ def budget_options() -> argparse.ArgumentParser:
     """A parent parser with the options that fit a soul to a model: budget and profile."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("budget options")
-    group.add_argument(
-        "--per-file",
-        type=whole(1),
-        metavar="N",
-        help="cut each file's body to N characters (tokens with --tokens): head, one marker line, tail",
-    )
-    group.add_argument(
-        "--total",
-        type=whole(1),
-        metavar="N",
-        help="fit the whole soul in N characters (tokens with --tokens), shared fairly among the files",
-    )
+    limits = {
+        "--per-file": "cut each file's body to N characters (tokens with --tokens): "
+        "head, one marker line, tail",
+        "--total": "fit the whole soul in N characters (tokens with --tokens), shared fairly among the files",
+    }
+    for flag, text in limits.items():
+        group.add_argument(flag, type=whole(1), metavar="N", help=text)
     group.add_argument(
         "--tokens",
         nargs="?",
@@ -254,17 +238,15 @@ def budget_options() -> argparse.ArgumentParser:
 def budget_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """``budget`` and ``profile`` for ``compose_soul`` and friends, from :func:`budget_options`."""
     budget = None
-    if args.tokens is not None:
-        budget = Budget(per_file=args.per_file, total=args.total, unit="tokens", tokenizer=args.tokens)
-    elif args.per_file is not None or args.total is not None:
-        budget = Budget(per_file=args.per_file, total=args.total)
+    if args.tokens is not None or args.per_file is not None or args.total is not None:
+        unit: Literal["chars", "tokens"] = "chars" if args.tokens is None else "tokens"
+        budget = Budget(per_file=args.per_file, total=args.total, unit=unit, tokenizer=args.tokens)
     return {"budget": budget, "profile": args.profile}
 
 
 def emit(text: str) -> None:
-    """Write UTF-8 to stdout whatever the locale; a reader that went away ends the program quietly.
-    The loop matters: a reader closing mid-write can make ``write`` return a short count instead
-    of raising; writing on gets the ``EPIPE``."""
+    """Write UTF-8 to stdout whatever the locale; a reader that went away ends the program quietly
+    (the loop: a reader closing mid-write can make ``write`` return a short count, not raise)."""
     try:
         buffer = getattr(sys.stdout, "buffer", None)
         if buffer is None:
@@ -279,7 +261,7 @@ def emit(text: str) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-        raise SystemExit(EXIT_BROKEN_PIPE) from None
+        raise SystemExit(141) from None  # 128 + SIGPIPE, as a shell reports a closed pipe
 
 
 def emit_json(value: Any) -> None:
@@ -288,11 +270,14 @@ def emit_json(value: Any) -> None:
 
 
 def warn(message: str) -> None:
-    """A ``toolnexus: warning: …`` line on stderr, unless the command runs with ``-q``."""
-    _WARNINGS.warning(message)
+    """A ``toolnexus: warning: …`` line on stderr, through ``main``'s handler as the library's are
+    (``-q`` silences them all)."""
+    logging.getLogger("toolnexus.cli").warning(message)
 
 
-# -- the library's messages in the command line's words: flags and nouns, never Python names --
+def say(text: str) -> None:
+    """A ``toolnexus: …`` line on stderr: what a person reads beside the output."""
+    print(f"toolnexus: {text}", file=sys.stderr)
 
 
 #: ``NAME=VALUE`` a message tells the caller to pass, and the flag that does it.

@@ -23,16 +23,13 @@ from toolnexus.cli._support import (
     emit_json,
     for_people,
     location,
+    location_kwargs,
     plural,
+    say,
     seconds,
     whole,
 )
 from toolnexus.runtime.loop import DEFAULT_MAX_TURNS
-
-__all__ = ["EXIT_UNFINISHED", "answer", "register"]
-
-#: Exit status when the model still wanted tools after ``--max-turns``.
-EXIT_UNFINISHED = 1
 
 #: Environment variables that hold a key each provider's SDK accepts (the first is the usual one).
 KEY_VARIABLES = {
@@ -79,18 +76,16 @@ def _agent(args: argparse.Namespace) -> Agent:
         raise ValueError("no model: pass --model NAME (or set TOOLNEXUS_MODEL)")
     _require_key(args.provider, args.base_url)
     model_class: Any = AnthropicModel if args.provider == "anthropic" else OpenAIChatModel
-    model = model_class(
-        model_name, base_url=args.base_url, max_retries=args.max_retries, timeout=args.timeout
-    )
     return agent_from_dir(
         args.home,
-        model=model,
+        model=model_class(
+            model_name, base_url=args.base_url, max_retries=args.max_retries, timeout=args.timeout
+        ),
         memory=not args.no_memory,
-        storage_options=args.storage_options,
         max_turns=args.max_turns,
         single_writer=args.single_writer,
         **budget_kwargs(args),
-        engine=args.engine,
+        **location_kwargs(args),
     )
 
 
@@ -102,16 +97,15 @@ def answer(result: RunResult, args: argparse.Namespace) -> int:
         emit(result.text + "\n" if result.text else "")
     if args.verbose:
         usage = result.usage
-        print(
-            f"toolnexus: {plural(result.turns, 'turn')}: {usage.input_tokens:,} input tokens "
+        say(
+            f"{plural(result.turns, 'turn')}: {usage.input_tokens:,} input tokens "
             f"({usage.cache_read_tokens:,} read from the cache, {usage.cache_write_tokens:,} written to it), "
-            f"{usage.output_tokens:,} output tokens",
-            file=sys.stderr,
+            f"{usage.output_tokens:,} output tokens"
         )
     if result.completed:
         return 0
-    print(f"toolnexus: warning: no final answer after {result.turns} turns (--max-turns)", file=sys.stderr)
-    return EXIT_UNFINISHED
+    say(f"warning: no final answer after {result.turns} turns (--max-turns)")
+    return 1
 
 
 #: What ``/help`` prints: the chat's commands (a line that is one of them is never sent).
@@ -154,14 +148,14 @@ def _command(text: str) -> str | None:
         return None
     command = _ALIASES.get(word, word)
     if command not in COMMANDS:
-        print(f"toolnexus: unknown command {word}; /help lists them", file=sys.stderr)
+        say(f"unknown command {word}; /help lists them")
         return "/unknown"
     return command
 
 
 def _chat(args: argparse.Namespace) -> int:
-    """Chat until ``/exit`` or the end of input. A provider error is reported and the chat goes on
-    (the failed turn is not kept); history is not saved, as messages can be private."""
+    """Chat until ``/exit`` or the end of input; a failed turn is not kept, and history is not saved
+    (messages can be private)."""
     agent, status = _agent(args), 0
     lines = _lines(f"{agent.name}> ")
     try:
@@ -173,7 +167,7 @@ def _chat(args: argparse.Namespace) -> int:
                     if command == "/exit":
                         return status
                     if command == "/reset":
-                        print("toolnexus: new session (soul recomposed)", file=sys.stderr)
+                        say("new session (soul recomposed)")
                         break
                     if command == "/help":
                         print(_HELP, file=sys.stderr)
@@ -183,7 +177,7 @@ def _chat(args: argparse.Namespace) -> int:
                         message = text[1:] if text.startswith("//") else text
                         status = max(status, answer(chat.send(message), args))
                     except ModelError as error:
-                        print(f"toolnexus: error: {for_people(str(error))}", file=sys.stderr)
+                        say(f"error: {for_people(str(error))}")
                         status = EXIT_ERROR
                 else:
                     return status

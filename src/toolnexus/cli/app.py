@@ -7,40 +7,29 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from toolnexus import __version__
 from toolnexus.agents import ModelError
-from toolnexus.cli import agent as agent_cli
-from toolnexus.cli import audit as audit_cli
-from toolnexus.cli import bundle as bundle_cli
-from toolnexus.cli import completion as completion_cli
-from toolnexus.cli import memory as memory_cli
-from toolnexus.cli import persona as persona_cli
-from toolnexus.cli import skills as skills_cli
-from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit, for_people
-
-__all__ = ["REGISTRARS", "build_parser", "main"]
+from toolnexus.cli import agent, audit, completion, memory, persona, skills
+from toolnexus.cli._support import EXIT_ERROR, FORMATTER, Handler, Parser, Subparsers, emit, for_people, say
 
 #: Errors the library raises for bad locations and options; anything else is a bug and keeps its traceback.
 _USER_ERRORS = (OSError, TypeError, ValueError, ImportError, ModelError)
 
-#: Every subcommand, in ``--help`` order; another module adds its own ``register`` here.
-#: ``help`` and ``completion`` follow them all (they describe the whole parser).
+#: Every subcommand, in ``--help`` order; another module adds its own ``register`` here (``help``
+#: and ``completion`` follow them all: they describe the whole parser).
 REGISTRARS: list[Callable[[Subparsers], None]] = [
-    persona_cli.register,
-    bundle_cli.register,
-    memory_cli.register,
-    agent_cli.register,
-    audit_cli.register,
-    skills_cli.register,
+    persona.register,
+    memory.register,
+    agent.register,
+    audit.register,
+    skills.register,
 ]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``toolnexus`` parser with every registered subcommand."""
     parser = Parser(
         prog="toolnexus",
         description="Compose, inspect, check and bundle AI persona homes, wherever they live.",
@@ -52,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = cast(Subparsers, parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     for register in REGISTRARS:
         register(subparsers)
-    completion_cli.register(subparsers, parser)
+    completion.register(subparsers, parser)
     return parser
 
 
@@ -61,43 +50,32 @@ class _PeopleFormatter(logging.Formatter):
         return for_people(super().format(record))
 
 
-@contextmanager
-def _warnings_to_stderr(quiet: bool) -> Iterator[None]:
-    """Warnings as ``toolnexus: warning: …`` lines; ``quiet`` drops them with a handler, as without
-    one logging's last resort would print them anyway."""
-    logger = logging.getLogger("toolnexus")
-    handler: logging.Handler = logging.NullHandler() if quiet else logging.StreamHandler(sys.stderr)
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(_PeopleFormatter("toolnexus: warning: %(message)s"))
-    logger.addHandler(handler)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script. Bare ``toolnexus`` prints the help on stderr and exits 2 (a usage
     mistake, as in ruff and uv); with ``_TOOLNEXUS_COMPLETE`` set it answers a completion."""
     parser = build_parser()
     words = sys.argv[1:] if argv is None else list(argv)
-    shell = os.environ.get(completion_cli.COMPLETE_VARIABLE)
+    shell = os.environ.get(completion.COMPLETE_VARIABLE)
     if shell:
-        emit(completion_cli.complete(parser, shell, words))
+        emit(completion.complete(parser, shell, words))
         return 0
     if not words:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     args = parser.parse_args(words)
+    # Warnings as ``toolnexus: warning: …`` lines; ``-q`` drops them with a handler (else logging's
+    # last resort would print them).
+    logger = logging.getLogger("toolnexus")
+    warnings = logging.NullHandler() if getattr(args, "quiet", False) else logging.StreamHandler(sys.stderr)
+    warnings.setLevel(logging.WARNING)
+    warnings.setFormatter(_PeopleFormatter("toolnexus: warning: %(message)s"))
+    logger.addHandler(warnings)
     handler: Handler = args.handler
-    with _warnings_to_stderr(quiet=getattr(args, "quiet", False)):
-        try:
-            return handler(args)
-        except _USER_ERRORS as error:
-            message = " ".join(str(error).splitlines()) or type(error).__name__
-            print(f"toolnexus: error: {for_people(message)}", file=sys.stderr)
-            return EXIT_ERROR
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        return handler(args)
+    except _USER_ERRORS as error:
+        message = " ".join(str(error).splitlines()) or type(error).__name__
+        say(f"error: {for_people(message)}")
+        return EXIT_ERROR
+    finally:
+        logger.removeHandler(warnings)

@@ -1,6 +1,5 @@
 """``toolnexus audit PREFIX``: one JSON line per persona, for CI gates; the summary goes to stderr.
-Exit status: 0 done; 1 a persona matched ``--fail-on``; 2 an error.
-"""
+Exit status: 0 done; 1 a persona matched ``--fail-on``; 2 an error."""
 
 from __future__ import annotations
 
@@ -20,17 +19,13 @@ from toolnexus.cli._support import (
     emit,
     for_people,
     location,
+    say,
     seconds,
     whole,
 )
 from toolnexus.fleet.cluster import DEFAULT_CONNECT_TIMEOUT
 from toolnexus.fleet.results import report_file
 from toolnexus.sources import is_url
-
-__all__ = ["EXIT_MATCHED", "register"]
-
-#: Exit status when a persona shows an issue named by ``--fail-on``.
-EXIT_MATCHED = 1
 
 _EXAMPLES = """examples:
   toolnexus audit personas/
@@ -49,23 +44,18 @@ def _issues(value: str) -> frozenset[str]:
     return names
 
 
-def _bar_class(args: argparse.Namespace) -> Any:
-    """tqdm's bar when one is wanted: stderr is a terminal, or ``--progress`` insists."""
+def _bar(args: argparse.Namespace) -> Any:
+    """tqdm's counter of personas audited, with their rate (the listing streams: no total up front),
+    when stderr is a terminal or ``--progress`` insists; else a context that gives ``None``."""
     if not (sys.stderr.isatty() if args.progress is None else args.progress):
-        return None
+        return contextlib.nullcontext()
     try:
         import tqdm  # noqa: PLC0415
     except ImportError as error:
         if args.progress:
             raise ImportError("--progress needs tqdm: pip install 'toolnexus[progress]'") from error
-        return None
-    return tqdm.tqdm
-
-
-def _line(line: dict[str, Any]) -> dict[str, Any]:
-    """A persona's line as people read it: an error's message names flags, not Python names."""
-    error = line["error"]
-    return line if error is None else {**line, "error": {**error, "message": for_people(error["message"])}}
+        return contextlib.nullcontext()
+    return tqdm.tqdm(desc="audit", unit=" personas", file=sys.stderr, dynamic_ncols=True)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -79,19 +69,14 @@ def _run(args: argparse.Namespace) -> int:
         logger = logging.getLogger("toolnexus")
         stack.callback(logger.setLevel, logger.level)
         logger.setLevel(logging.ERROR)
-        executor, bar = None, None
+        executor = None
         write: Callable[[str], None] = emit
         if args.dask is not None:
             executor = stack.enter_context(dask_client(args.dask, timeout=args.dask_timeout))
         if args.output is not None:
             output = options if is_url(args.output) else None
             write = stack.enter_context(report_file(args.output, output, args.engine))
-        # A counter of personas audited, with their rate (the listing streams: no total up front).
-        bar_class = _bar_class(args)
-        if bar_class is not None:
-            bar = stack.enter_context(
-                bar_class(desc="audit", unit=" personas", file=sys.stderr, dynamic_ncols=True)
-            )
+        bar = stack.enter_context(_bar(args))
         results = audit(
             args.prefix,
             storage_options=options if is_url(args.prefix) else None,
@@ -105,11 +90,14 @@ def _run(args: argparse.Namespace) -> int:
         stack.callback(results.close)
         for result in results:
             matched += bool(summary.add(result) & args.fail_on)
-            write(json.dumps(_line(result.to_dict()), ensure_ascii=False) + "\n")
+            line = result.to_dict()
+            if line["error"] is not None:  # its message names flags, not Python names
+                line["error"]["message"] = for_people(line["error"]["message"])
+            write(json.dumps(line, ensure_ascii=False) + "\n")
             if bar is not None:
                 bar.update()
-    print(f"toolnexus: audit: {summary.line()}", file=sys.stderr)
-    return EXIT_MATCHED if matched else 0
+    say(f"audit: {summary.line()}")
+    return 1 if matched else 0
 
 
 def register(subparsers: Subparsers) -> None:
@@ -161,6 +149,5 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
-        default=None,
         help="show a progress counter on stderr (default: when stderr is a terminal; needs tqdm)",
     )

@@ -1,6 +1,5 @@
-"""``toolnexus help [COMMAND]`` and ``completion SHELL``, added last as they read the whole parser.
-The parser itself answers completions (run again with ``_TOOLNEXUS_COMPLETE=SHELL``), so they never
-disagree with ``--help``."""
+"""``toolnexus help [COMMAND]`` and ``completion SHELL``, added last as they read the whole parser,
+which answers completions itself (run with ``_TOOLNEXUS_COMPLETE=SHELL``): they match ``--help``."""
 
 from __future__ import annotations
 
@@ -9,12 +8,12 @@ from collections.abc import Sequence
 
 from toolnexus.cli._support import Subparsers, add_command, emit
 
-__all__ = ["COMPLETE_VARIABLE", "SCRIPTS", "candidates", "complete", "register"]
-
 #: The environment variable that turns a ``toolnexus`` run into a completion request.
 COMPLETE_VARIABLE = "_TOOLNEXUS_COMPLETE"
 
-_BASH = """\
+#: The script ``toolnexus completion SHELL`` prints, by shell.
+SCRIPTS = {
+    "bash": """\
 # bash completion for toolnexus: add to ~/.bashrc
 #   eval "$(toolnexus completion bash)"
 _toolnexus() {
@@ -22,9 +21,8 @@ _toolnexus() {
     COMPREPLY=($(_TOOLNEXUS_COMPLETE=bash "${COMP_WORDS[0]}" "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))
 }
 complete -o default -F _toolnexus toolnexus
-"""
-
-_ZSH = """\
+""",
+    "zsh": """\
 #compdef toolnexus
 # zsh completion for toolnexus: add to ~/.zshrc (after compinit)
 #   eval "$(toolnexus completion zsh)"
@@ -42,9 +40,8 @@ if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then
 else
     compdef _toolnexus toolnexus
 fi
-"""
-
-_FISH = """\
+""",
+    "fish": """\
 # fish completion for toolnexus: save as ~/.config/fish/completions/toolnexus.fish
 #   toolnexus completion fish > ~/.config/fish/completions/toolnexus.fish
 function __toolnexus_complete
@@ -58,10 +55,8 @@ function __toolnexus_complete
     end
 end
 complete -c toolnexus -f -a '(__toolnexus_complete)'
-"""
-
-#: The script ``toolnexus completion SHELL`` prints, by shell.
-SCRIPTS = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH}
+""",
+}
 
 
 def _positionals(parser: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -91,11 +86,6 @@ def _walk(
     return parser, waiting, positionals[index] if index < len(positionals) else None
 
 
-def _help(action: argparse.Action) -> str:
-    text = action.help if isinstance(action.help, str) and action.help != argparse.SUPPRESS else ""
-    return text.split(";")[0].split(". ")[0]
-
-
 def candidates(root: argparse.ArgumentParser, words: Sequence[str]) -> list[tuple[str, str]]:
     """``(word, description)`` pairs completing the last of ``words`` (the program name left out)."""
     *done, current = list(words) or [""]
@@ -103,8 +93,8 @@ def candidates(root: argparse.ArgumentParser, words: Sequence[str]) -> list[tupl
     if waiting is not None:
         options: list[tuple[str, str]] = [(str(choice), "") for choice in waiting.choices or ()]
     elif current.startswith("-"):
-        options = [
-            (flag, _help(action))
+        options = [  # a flag's help up to its first clause
+            (flag, (action.help or "").split(";")[0].split(". ")[0])
             for action in parser._actions
             if action.help != argparse.SUPPRESS
             for flag in action.option_strings
@@ -122,24 +112,22 @@ def candidates(root: argparse.ArgumentParser, words: Sequence[str]) -> list[tupl
 def complete(root: argparse.ArgumentParser, shell: str, words: Sequence[str]) -> str:
     """What the shell function reads: one candidate a line (fish: tab, then a description;
     zsh: ``word:description`` for ``_describe``)."""
-    lines = []
+    lines = ""
     for word, text in candidates(root, words):
-        if shell == "fish" and text:
-            lines.append(f"{word}\t{text}")
-        elif shell == "zsh":
+        if shell == "zsh":
             escaped = word.replace(":", "\\:")
-            lines.append(f"{escaped}:{text}" if text else escaped)
+            lines += f"{escaped}:{text}\n" if text else f"{escaped}\n"
         else:
-            lines.append(word)
-    return "".join(f"{line}\n" for line in lines)
+            lines += f"{word}\t{text}\n" if shell == "fish" and text else f"{word}\n"
+    return lines
 
 
-_COMPLETION_EPILOG = """examples:
+_EXAMPLES = """examples:
   eval "$(toolnexus completion bash)"      # in ~/.bashrc
   eval "$(toolnexus completion zsh)"       # in ~/.zshrc, after compinit
   toolnexus completion fish > ~/.config/fish/completions/toolnexus.fish
 """
-_COMPLETION_DESCRIPTION = (
+_DESCRIPTION = (
     "Print the shell completion script for bash, zsh or fish. It asks toolnexus itself what "
     "completes each word, so it always matches the installed version."
 )
@@ -162,12 +150,6 @@ def register(subparsers: Subparsers, root: argparse.ArgumentParser) -> None:
     helper.add_argument("topic", metavar="COMMAND", nargs="?", choices=subparsers.choices)
     summary = "print the shell completion script for bash, zsh or fish"
     completion = add_command(
-        subparsers,
-        "completion",
-        summary,
-        _COMPLETION_EPILOG,
-        print_script,
-        located=False,
-        description=_COMPLETION_DESCRIPTION,
+        subparsers, "completion", summary, _EXAMPLES, print_script, located=False, description=_DESCRIPTION
     )
     completion.add_argument("shell", metavar="SHELL", choices=tuple(SCRIPTS), help="bash, zsh or fish")

@@ -1,7 +1,6 @@
-"""``toolnexus memory LOCATION [LOCATION ...] view|append|replace|remove|search``: a persona's
-memory for a person, edited through the memory tool (the model's rules); ``view`` and ``search``
-only read, so they work on any readable home. Exit status: 0 done; 1 the edit was refused or
-nothing matched (nothing changed); 2 an error."""
+"""``toolnexus memory LOCATION [LOCATION ...] ACTION``: a persona's memory, edited through the memory
+tool (the model's rules); ``view`` and ``search`` only read, so any readable home works.
+Exit status: 0 done; 1 the edit was refused or nothing matched (nothing changed); 2 an error."""
 
 from __future__ import annotations
 
@@ -12,13 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from toolnexus.agents import (
-    MAX_BOOTSTRAP_FILE_BYTES,
-    BootstrapError,
-    memory_index,
-    memory_tool,
-    read_bootstrap_file,
-)
+from toolnexus.agents import MAX_BOOTSTRAP_FILE_BYTES, memory_index, memory_tool, read_bootstrap_file
 from toolnexus.cli._support import (
     EXIT_ERROR,
     Parser,
@@ -28,16 +21,21 @@ from toolnexus.cli._support import (
     emit_json,
     home,
     location,
+    location_kwargs,
     location_options,
     plural,
+    say,
 )
 
-__all__ = ["EXIT_REFUSED", "register"]
-
-#: Exit status when the tool refused the edit (nothing was changed).
-EXIT_REFUSED = 1
-
-_ACTIONS = ("view", "append", "replace", "remove", "search")
+#: The actions, in ``--help`` order: their help and positionals (``dest``, ``metavar``).
+_ACTIONS = {
+    "view": ("print the file (any readable home)", ()),
+    "append": ("add a note at the end", (("content", "TEXT"),)),
+    "replace": ("replace text that occurs exactly once", (("old", "OLD"), ("new", "NEW"))),
+    "remove": ("delete text that occurs exactly once", (("old", "OLD"),)),
+    "search": ("search MEMORY.md, USER.md, topic and daily files", (("query", "QUERY"),)),
+}
+_CHOICES = "{" + ",".join(_ACTIONS) + "}"
 
 _EXAMPLES = """examples (on a copy: append and friends edit the file in place):
   cp -r examples/aster /tmp/aster && toolnexus memory /tmp/aster view
@@ -55,9 +53,8 @@ TARGETS = {"memory": "MEMORY.md", "user": "USER.md"}
 
 
 def _layers_as_options(parser: Parser, words: list[str]) -> list[str]:
-    """argparse matches positionals greedily, so ``memory BASE TOP append TEXT`` would take
-    ``append`` for a third location. The locations end at the first action name: all but the
-    last are handed over as hidden ``--lower-layer`` options, leaving one location positional."""
+    """argparse would take ``append`` in ``memory BASE TOP append TEXT`` for a third location: the
+    locations end at the first action name, all but the last handed over as hidden ``--lower-layer``s."""
     locations: list[int] = []
     index = 0
     while index < len(words) and words[index] not in _ACTIONS and words[index] != "--":
@@ -154,6 +151,7 @@ def refusal(
     """Why the tool refused, for a person: from the very bytes it refused to edit."""
     where = file_in(recorder.location, recorder.name)
     view = shell_command(homes, "view", *(("--target", "user") if recorder.name == "USER.md" else ()))
+    content, old, new = (str(arguments.get(field, "")) for field in ("content", "old", "new"))
     for field in ("content", "old"):
         if field in arguments and not str(arguments[field]).strip():
             what = "the note" if field == "content" else "the text to find"
@@ -163,20 +161,21 @@ def refusal(
         problem = _unreadable(seen, where)
         if problem is not None:
             return problem
-        old = _quoted(str(arguments.get("old", "")))
-        count = seen.decode("utf-8").count(str(arguments.get("old", "")))
+        count = seen.decode("utf-8").count(old)
+        shown = _quoted(old)
         if action in ("replace", "remove") and count == 0:
-            return f"toolnexus: {old} does not occur in {where}; nothing was changed (see it with: {view})"
+            return f"toolnexus: {shown} does not occur in {where}; nothing was changed (see it with: {view})"
         if action in ("replace", "remove") and count > 1:
             return (
-                f"toolnexus: {old} occurs {count} times in {where}; give more of the text "
+                f"toolnexus: {shown} occurs {count} times in {where}; give more of the text "
                 "around it so that it occurs once; nothing was changed"
             )
-    if _would_grow_past_cap(action, arguments, seen):
+    # The edit would take the file over the cap (give or take an append's two line breaks).
+    growth = {"append": len(content.encode()) + 2, "replace": len(new.encode()) - len(old.encode())}
+    if len(seen or b"") + growth.get(action, 0) > MAX_BOOTSTRAP_FILE_BYTES:
         return (
             f"toolnexus: the edit would take {where} over its {MAX_BOOTSTRAP_FILE_BYTES}-byte limit; "
-            "nothing was changed. "
-            f"Shorten older notes first (see them with: {view})"
+            f"nothing was changed. Shorten older notes first (see them with: {view})"
         )
     return f"toolnexus: {where} was not changed: {said.removeprefix('error:').strip()}"
 
@@ -185,9 +184,8 @@ def _unreadable(seen: bytes, where: str) -> str | None:
     """Why a file cannot be edited safely at all (over the cap, UTF-16, not UTF-8), or ``None``."""
     if len(seen) > MAX_BOOTSTRAP_FILE_BYTES:
         return (
-            f"toolnexus: {where} is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit "
-            "(it was written outside toolnexus), so "
-            "it is not edited; shorten it in an editor first. Nothing was changed"
+            f"toolnexus: {where} is over the {MAX_BOOTSTRAP_FILE_BYTES}-byte limit (it was written outside "
+            "toolnexus), so it is not edited; shorten it in an editor first. Nothing was changed"
         )
     if seen[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark
         return (
@@ -204,53 +202,39 @@ def _unreadable(seen: bytes, where: str) -> str | None:
     return None
 
 
-def _would_grow_past_cap(action: str, arguments: dict[str, Any], seen: bytes | None) -> bool:
-    """Whether the edit takes the file over the cap (give or take an append's two line breaks)."""
-    size = len(seen or b"")
-    if action == "append":
-        size += len(str(arguments.get("content", "")).encode()) + 2
-    elif action == "replace":
-        size += len(str(arguments.get("new", "")).encode()) - len(str(arguments.get("old", "")).encode())
-    return size > MAX_BOOTSTRAP_FILE_BYTES
-
-
 def _quoted(text: str) -> str:
     """A piece of text as the person typed it, shortened when long."""
     return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
-def _say(text: str) -> None:
-    print(f"toolnexus: {text}", file=sys.stderr)
-
-
 def _view(args: argparse.Namespace, homes: list[str]) -> int:
     """Print the file as the soul reads it (layers merged); notes about it go to stderr."""
     name = TARGETS[args.target]
-    found = read_bootstrap_file(home(homes), name, storage_options=args.storage_options, engine=args.engine)
+    found = read_bootstrap_file(home(homes), name, **location_kwargs(args))
     if args.json:
         emit_json({"action": "view", "ok": True, "reply": "" if found is None else found.text})
         return 0
     if found is None:
-        _say(f"no {name} in {' + '.join(homes)} (no notes yet)")
+        say(f"no {name} in {' + '.join(homes)} (no notes yet)")
         return 0
     where, report = file_in(found.location, name), found.report
     if report.status == "skipped":
-        _say(f"error: {where} is not a regular file, so it is not read")
+        say(f"error: {where} is not a regular file, so it is not read")
         return EXIT_ERROR
     if report.layer is not None:
-        _say(f"{name} comes from the layer {report.layer} (layers, base first: {found.home})")
+        say(f"{name} comes from the layer {report.layer} (layers, base first: {found.home})")
     if report.encoding not in (None, "utf-8"):
-        _say(
+        say(
             f"{where} is {report.encoding.upper()} text, shown decoded as the soul reads it; append, "
             "replace and remove leave it alone until it is converted to UTF-8"
         )
     if report.truncated:
         cap = MAX_BOOTSTRAP_FILE_BYTES
-        _say(f"{where} is over the {cap}-byte limit: shown up to the limit, as the soul has it")
+        say(f"{where} is over the {cap}-byte limit: shown up to the limit, as the soul has it")
     if report.invalid_bytes_replaced:
-        _say(f"{where} has {plural(report.invalid_bytes_replaced, 'invalid byte')}, shown as U+FFFD")
+        say(f"{where} has {plural(report.invalid_bytes_replaced, 'invalid byte')}, shown as U+FFFD")
     if not found.text:
-        _say(f"{where} is empty (no notes yet)")
+        say(f"{where} is empty (no notes yet)")
         return 0
     emit(found.text if found.text.endswith("\n") else found.text + "\n")
     return 0
@@ -260,17 +244,12 @@ def _edit(args: argparse.Namespace, homes: list[str]) -> int:
     """An edit (or ``--file``'s view) through the memory tool; a topic file's reply is shown as is,
     as its words already name the file and what to do."""
     try:
-        tool = memory_tool(
-            home(homes),
-            storage_options=args.storage_options,
-            single_writer=args.single_writer,
-            engine=args.engine,
-        )
+        tool = memory_tool(home(homes), single_writer=args.single_writer, **location_kwargs(args))
     except OSError as error:
         if error.errno != errno.EROFS:
             raise
         hint = f"it can be read ({shell_command(homes, 'view')}), not edited"
-        raise BootstrapError(f"{error}; {hint}") from error
+        raise OSError(f"{error}; {hint}") from error
     arguments: dict[str, Any] = {"command": args.action}
     if args.file is None:
         arguments["target"] = args.target
@@ -278,9 +257,8 @@ def _edit(args: argparse.Namespace, homes: list[str]) -> int:
         recorder = tool.stores[name] = Recorder(tool.stores[name])
     else:
         arguments["file"] = args.file
-    for field in ("content", "old", "new"):
-        if getattr(args, field, None) is not None:
-            arguments[field] = getattr(args, field)
+    fields = ("content", "old", "new")  # the action's positionals
+    arguments.update({field: getattr(args, field) for field in fields if hasattr(args, field)})
     reply = tool.tool(**arguments)
     refused = bool(getattr(reply, "is_error", str(reply).startswith("error:")))
     if args.json:
@@ -295,29 +273,22 @@ def _edit(args: argparse.Namespace, homes: list[str]) -> int:
         where = file_in(homes[-1], f"memory/{args.file.strip('/')}")
         said = str(reply).removeprefix("error:").strip()
         (sys.stderr.write if refused else emit)(f"toolnexus: {where}: {said}\n")
-    return EXIT_REFUSED if refused else 0
+    return 1 if refused else 0
 
 
 def _search(args: argparse.Namespace, homes: list[str]) -> int:
     """``search QUERY``: the hits of ``memory_index`` (read only, any readable home); exit 1 for none."""
-    with memory_index(home(homes), storage_options=args.storage_options, engine=args.engine) as index:
+    with memory_index(home(homes), **location_kwargs(args)) as index:
         hits = index.search(args.query)
     if args.json:
         emit_json([dict(vars(hit)) for hit in hits])
     elif hits:
-        emit(
-            "".join(
-                f"{h.path}:{h.start_line}-{h.end_line} ({h.score:.2f})\n  {_indent(h.snippet)}\n"
-                for h in hits
-            )
-        )
+        for h in hits:
+            snippet = "\n  ".join(h.snippet.rstrip("\n").splitlines())
+            emit(f"{h.path}:{h.start_line}-{h.end_line} ({h.score:.2f})\n  {snippet}\n")
     else:
-        sys.stderr.write(f"toolnexus: no memory matches {args.query!r} in {homes[-1]}\n")
-    return 0 if hits else EXIT_REFUSED
-
-
-def _indent(snippet: str) -> str:
-    return "\n  ".join(snippet.rstrip("\n").splitlines())
+        say(f"no memory matches {args.query!r} in {homes[-1]}")
+    return 0 if hits else 1
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -325,7 +296,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.action == "search":
         return _search(args, homes)
     if args.file is not None and args.target != "memory":
-        raise BootstrapError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
+        raise ValueError("give --target (MEMORY.md or USER.md) or --file (a topic file), not both")
     if args.action == "view" and args.file is None:
         return _view(args, homes)
     return _edit(args, homes)
@@ -340,15 +311,11 @@ def _shared_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: Subparsers) -> None:
+    summary = "view or edit a persona's MEMORY.md or USER.md"
+    description = "View or edit a persona's MEMORY.md (or USER.md) with the memory tool's rules."
+    usage = f"%(prog)s [options] LOCATION [LOCATION ...] {_CHOICES} ..."
     parser = add_command(
-        subparsers,
-        "memory",
-        "view or edit a persona's MEMORY.md or USER.md",
-        _EXAMPLES,
-        _run,
-        symlinks=False,
-        description="View or edit a persona's MEMORY.md (or USER.md) with the memory tool's rules.",
-        usage="%(prog)s [options] LOCATION [LOCATION ...] {view,append,replace,remove,search} ...",
+        subparsers, "memory", summary, _EXAMPLES, _run, symlinks=False, description=description, usage=usage
     )
     cast(Parser, parser).prepare = _layers_as_options
     parser.add_argument(
@@ -362,29 +329,17 @@ def register(subparsers: Subparsers) -> None:
         "--lower-layer", dest="lower_layers", action="append", type=location, help=argparse.SUPPRESS
     )
     _shared_options(parser)
-    actions = cast(
-        Subparsers,
-        parser.add_subparsers(
-            action=_Actions,
-            dest="action",
-            required=True,
-            metavar="{view,append,replace,remove,search}",
-            parser_class=Parser,
-            prog=f"{parser.prog} LOCATION [LOCATION ...]",  # not the whole usage line above
-        ),
+    actions = parser.add_subparsers(
+        action=_Actions,
+        dest="action",
+        required=True,
+        metavar=_CHOICES,
+        parser_class=Parser,
+        prog=f"{parser.prog} LOCATION [LOCATION ...]",  # not the whole usage line above
     )
-    late = [location_options(symlinks=False)]
-    view = actions.add_parser("view", parents=late, help="print the file (any readable home)")
-    append = actions.add_parser("append", parents=late, help="add a note at the end")
-    append.add_argument("content", metavar="TEXT")
-    replace = actions.add_parser("replace", parents=late, help="replace text that occurs exactly once")
-    replace.add_argument("old", metavar="OLD")
-    replace.add_argument("new", metavar="NEW")
-    remove = actions.add_parser("remove", parents=late, help="delete text that occurs exactly once")
-    remove.add_argument("old", metavar="OLD")
-    search = actions.add_parser(
-        "search", parents=late, help="search MEMORY.md, USER.md, topic and daily files"
-    )
-    search.add_argument("query", metavar="QUERY")
-    for action in (view, append, replace, remove, search):
-        _shared_options(action)
+    late = location_options(symlinks=False)
+    _shared_options(late)
+    for name, (summary, fields) in _ACTIONS.items():
+        action = actions.add_parser(name, parents=[late], help=summary)
+        for dest, metavar in fields:
+            action.add_argument(dest, metavar=metavar)

@@ -1,14 +1,13 @@
-"""``toolnexus soul``, ``inspect`` and ``check``. Exit status: 0 done; 1 ``check`` found no
-bootstrap file; 2 an error.
-"""
+"""``toolnexus soul``, ``inspect``, ``check`` and ``bundle``: a persona home's bootstrap files.
+Exit status: 0 done; 1 ``check`` found none; 2 an error."""
 
 from __future__ import annotations
 
 import argparse
-import sys
+from collections.abc import Callable
 from typing import Any
 
-from toolnexus.agents import Budget, FileReport, SkillSet, SoulReport, compose_soul, inspect_soul, load_skills
+from toolnexus.agents import FileReport, SkillSet, SoulReport, compose_soul, inspect_soul, load_skills
 from toolnexus.cli._support import (
     EXIT_ERROR,
     Subparsers,
@@ -21,17 +20,23 @@ from toolnexus.cli._support import (
     location,
     location_kwargs,
     plural,
+    say,
     warn,
 )
 from toolnexus.cli.skills import skill_rows
-
-__all__ = ["LOCATION_HELP", "home", "register"]
+from toolnexus.soul.bundling import BUNDLE_FORMATS, format_for, write_bundle
 
 LOCATION_HELP = (
     "persona home: a directory, a zip or tar bundle, an fsspec URL or a chained URL; "
     "several are layers, base first (the topmost layer holding a file wins)"
 )
 _JSON_HELP = "print the full report as JSON (the same as soul --json and inspect --json)"
+
+_BUNDLE_EXAMPLES = """examples:
+  toolnexus bundle examples/aster aster.zip
+  toolnexus bundle examples/aster aster.tar.gz
+  toolnexus bundle team-base examples/aster s3://bucket/aster.tgz -o profile=prod
+"""
 
 
 def _report_json(report: SoulReport) -> dict[str, Any]:
@@ -47,78 +52,51 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return {**location_kwargs(args), **budget_kwargs(args)}
 
 
-def _warn_if_empty(report: SoulReport, profile: str | None) -> None:
-    """An empty soul because the home holds no bootstrap file (of the profile) says so."""
-    if not any(file.status == "present" for file in report.files):
-        of_profile = f" of the {profile} profile" if profile else ""
-        warn(f"no bootstrap file{of_profile} in {report.location}")
-
-
 def _notes(file: FileReport, location: str) -> str:
     if file.status in ("skipped", "error"):  # why, short: the location is on the summary line
         return for_people(file.reason or "").replace(f" in {location}", "").removeprefix(f"{file.name} ")
-    notes = ["truncated at the cap"] if file.truncated else []
-    if file.encoding not in (None, "utf-8"):
-        notes.append(file.encoding)
-    if file.bom_stripped:
-        notes.append("BOM stripped")
-    if file.line_endings_normalised:
-        notes.append(plural(file.line_endings_normalised, "line ending") + " made LF")
-    if file.invalid_bytes_replaced:
-        notes.append(plural(file.invalid_bytes_replaced, "invalid byte") + " replaced")
-    if file.budget_truncated:
-        notes.append("cut to the budget")
-    if file.omitted:
-        notes.append("left out by the budget")
-    return ", ".join(notes)
-
-
-def _number(value: int | None) -> str:
-    return "-" if value is None else str(value)
-
-
-def _row(file: FileReport, budget: Budget | None, layered: bool, location: str) -> list[str]:
-    present = file.status == "present"
-    size = "-" if not present else "?" if file.size is None else str(file.size)
-    row = [file.name, file.status, size, str(file.kept_bytes) if present else "-"]
-    if budget is not None:
-        row.append(_number(file.chars))
-        if budget.token_counter is not None:
-            row.append(_number(file.tokens))
-        row.append(_number(file.kept))
-    return [*row, *([file.layer or "-"] if layered else []), _notes(file, location)]
-
-
-def _budget_line(report: SoulReport, budget: Budget) -> str:
-    limits = [f"per file {budget.per_file}"] * (budget.per_file is not None)
-    limits += [f"total {budget.total}"] * (budget.total is not None)
-    cut = sum(file.budget_truncated for file in report.files)
-    omitted = sum(file.omitted for file in report.files)
-    return (
-        f"budget: {', '.join(limits) or 'no limit'} {budget.noun}; "
-        f"{plural(cut, 'file')} cut, {omitted} left out"
-    )
+    notes = [
+        (file.truncated, "truncated at the cap"),
+        (file.encoding not in (None, "utf-8"), str(file.encoding)),
+        (file.bom_stripped, "BOM stripped"),
+        (file.line_endings_normalised, plural(file.line_endings_normalised, "line ending") + " made LF"),
+        (file.invalid_bytes_replaced, plural(file.invalid_bytes_replaced, "invalid byte") + " replaced"),
+        (file.budget_truncated, "cut to the budget"),
+        (file.omitted, "left out by the budget"),
+    ]
+    return ", ".join(note for wanted, note in notes if wanted)
 
 
 def format_table(report: SoulReport) -> str:
     """``inspect``'s table: a row per bootstrap name (the layer and budget columns when they apply)."""
-    layered = any(file.layer is not None for file in report.files)
     budget = report.budget
-    header = ["FILE", "STATUS", "SIZE", "KEPT"]
+
+    def number(value: int | None) -> str:
+        return "-" if value is None else str(value)
+
+    columns: dict[str, Callable[[FileReport], str]] = {
+        "FILE": lambda file: file.name,
+        "STATUS": lambda file: file.status,
+        "SIZE": lambda file: (
+            "-" if file.status != "present" else "?" if file.size is None else str(file.size)
+        ),
+        "KEPT": lambda file: str(file.kept_bytes) if file.status == "present" else "-",
+    }
     if budget is not None:
-        header += [
-            "CHARS",
-            *(["TOKENS"] if budget.token_counter is not None else []),
-            f"KEPT {budget.unit.upper()}",
-        ]
-    header += [*(["LAYER"] if layered else []), "NOTES"]
-    rows = [header, *(_row(file, budget, layered, report.location) for file in report.files)]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+        columns["CHARS"] = lambda file: number(file.chars)
+        if budget.token_counter is not None:
+            columns["TOKENS"] = lambda file: number(file.tokens)
+        columns[f"KEPT {budget.unit.upper()}"] = lambda file: number(file.kept)
+    if any(file.layer is not None for file in report.files):
+        columns["LAYER"] = lambda file: file.layer or "-"
+    columns["NOTES"] = lambda file: _notes(file, report.location)
+    rows = [list(columns), *([cell(file) for cell in columns.values()] for file in report.files)]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(columns))]
     lines = []
     for row in rows:  # NOTES, last, is free text: neither padded nor aligned
         cells = [
             cell.ljust(width) if name in ("FILE", "STATUS", "LAYER") else cell.rjust(width)
-            for name, cell, width in zip(header[:-1], row, widths, strict=False)
+            for name, cell, width in zip(rows[0][:-1], row, widths, strict=False)
         ]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     soul_bytes = len(report.soul.encode("utf-8"))
@@ -129,7 +107,13 @@ def format_table(report: SoulReport) -> str:
         f"{unread}; soul: {plural(len(report.soul), 'character')}, {plural(soul_bytes, 'byte')}"
     )
     if budget is not None:
-        lines.append(_budget_line(report, budget))
+        limits = [f"per file {budget.per_file}"] * (budget.per_file is not None)
+        limits += [f"total {budget.total}"] * (budget.total is not None)
+        cut = plural(sum(file.budget_truncated for file in report.files), "file")
+        omitted = sum(file.omitted for file in report.files)
+        lines.append(
+            f"budget: {', '.join(limits) or 'no limit'} {budget.noun}; {cut} cut, {omitted} left out"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -137,12 +121,15 @@ def _soul(args: argparse.Namespace) -> int:
     if args.json:
         report = inspect_soul(home(args.location), **_options(args))
         emit_json(_report_json(report))
-        _warn_if_empty(report, args.profile)
-        return 0
-    soul, found = compose_soul(home(args.location), **_options(args))
-    emit(soul + "\n" if soul else "")
-    if not found:  # the rare path: read again for what the library found, and where
-        _warn_if_empty(inspect_soul(home(args.location), **_options(args)), args.profile)
+    else:
+        soul, found = compose_soul(home(args.location), **_options(args))
+        emit(soul + "\n" if soul else "")
+        if found:
+            return 0
+        report = inspect_soul(home(args.location), **_options(args))  # the rare path: where, and why
+    if not any(file.status == "present" for file in report.files):  # an empty soul says so
+        of_profile = f" of the {args.profile} profile" if args.profile else ""
+        warn(f"no bootstrap file{of_profile} in {report.location}")
     return 0
 
 
@@ -159,7 +146,7 @@ def _inspect(args: argparse.Namespace) -> int:
             warn(message)
     failed = [file for file in report.files if file.status == "error"]
     for file in failed:
-        print(f"toolnexus: error: {for_people(file.reason or file.name)}", file=sys.stderr)
+        say(f"error: {for_people(file.reason or file.name)}")
     return EXIT_ERROR if failed else 0
 
 
@@ -169,7 +156,7 @@ def _check(args: argparse.Namespace) -> int:
         emit_json({"location": report.location, "found": report.found})
     if not report.found:
         if not args.quiet:  # the answer, not a warning: exit 1 says it to a script
-            print(f"toolnexus: no bootstrap file in {report.location}", file=sys.stderr)
+            say(f"no bootstrap file in {report.location}")
         return 1
     if not (args.quiet or args.json):
         emit("".join(f"{name}\n" for name in report.found))
@@ -180,6 +167,16 @@ def _check(args: argparse.Namespace) -> int:
     for message in () if args.quiet else warnings:
         warn(message)
     return 1 if args.strict and warnings else 0
+
+
+def _bundle(args: argparse.Namespace) -> int:
+    kind = format_for(args.out, args.format)  # a contradiction fails before anything is read
+    names = write_bundle(home(args.home), args.out, force=args.force, format=kind, **location_kwargs(args))
+    if args.json:
+        emit_json({"out": args.out, "format": kind, "files": names})
+    else:
+        emit(f"wrote {args.out}: {plural(len(names), 'file')} ({', '.join(names) or 'empty home'})\n")
+    return 0
 
 
 def _locations(parser: argparse.ArgumentParser) -> None:
@@ -210,3 +207,27 @@ def register(subparsers: Subparsers) -> None:
         "--json", action="store_true", help='print {"location": …, "found": […]} (exit status as without)'
     )
     check.add_argument("--strict", action="store_true", help="exit 1 when a skill has a warning")
+
+    summary = "write the home's bootstrap files to a reproducible zip or tar bundle"
+    bundle = add_command(subparsers, "bundle", summary, _BUNDLE_EXAMPLES, _bundle)
+    bundle.add_argument(
+        "home", type=location, metavar="HOME", nargs="+", help=LOCATION_HELP + "; layers are flattened"
+    )
+    bundle.add_argument(
+        "out",
+        type=location,
+        metavar="OUT",
+        help="the bundle to write: a path or an fsspec URL; its ending says the format "
+        "(.tar, .tar.gz/.tgz, .tar.bz2/.tbz2, .tar.xz/.txz a tar, anything else a zip)",
+    )
+    bundle.add_argument(
+        "--format",
+        choices=tuple(BUNDLE_FORMATS),
+        metavar="FORMAT",
+        help="the archive to write when OUT's name does not say: zip, tar, tar.gz (tgz), "
+        "tar.bz2 (tbz2) or tar.xz (txz); it may not contradict the name",
+    )
+    bundle.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    bundle.add_argument(
+        "--json", action="store_true", help='print {"out": …, "format": …, "files": […]} when written'
+    )
