@@ -6,6 +6,7 @@ once (the soul's, each skills folder's), counted through the proxy on both engin
 from __future__ import annotations
 
 import io
+import multiprocessing
 import threading
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
@@ -86,9 +87,8 @@ def is_tail(request: Any) -> bool:
     return bool(request.range_header == f"bytes=-{TAIL_BYTES}")
 
 
-def tail_shared(proxy: S3Proxy, monkeypatch: pytest.MonkeyPatch, followers: int) -> None:
-    """Hold a bundle's tail GET at the proxy until ``followers`` other reads wait for its answer
-    (instead of sending their own): the reads overlap whatever the threads' timing."""
+def waits_counted(monkeypatch: pytest.MonkeyPatch) -> threading.Semaphore:
+    """Released each time a read waits for the answer of a tail GET already in flight."""
     waiting = threading.Semaphore(0)
 
     class Watched(Future[Any]):
@@ -97,6 +97,13 @@ def tail_shared(proxy: S3Proxy, monkeypatch: pytest.MonkeyPatch, followers: int)
             return super().result(timeout)
 
     monkeypatch.setattr(objects, "Future", Watched)
+    return waiting
+
+
+def tail_shared(proxy: S3Proxy, monkeypatch: pytest.MonkeyPatch, followers: int) -> None:
+    """Hold a bundle's tail GET at the proxy until ``followers`` other reads wait for its answer
+    (instead of sending their own): the reads overlap whatever the threads' timing."""
+    waiting = waits_counted(monkeypatch)
     release = threading.Event()
     proxy.add_fault(is_tail, Hold(release, timeout=60))
 
@@ -108,6 +115,25 @@ def tail_shared(proxy: S3Proxy, monkeypatch: pytest.MonkeyPatch, followers: int)
             release.set()
 
     threading.Thread(target=let_go, daemon=True).start()
+
+
+class HeldClient(objects.ObjectClient):
+    """A bundle's client (no server) whose tail GET waits for ``release``, then gives ``answer``."""
+
+    def __init__(self, release: threading.Event, answer: objects.Fetched | Exception) -> None:
+        self.path, self.location = "bucket/aster.zip", "s3://bucket/aster.zip"
+        self.release, self.answer, self.sending = release, answer, threading.Semaphore(0)
+
+    @property
+    def token(self) -> str:
+        return "one server"
+
+    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        self.sending.release()
+        self.release.wait(30)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
 
 
 def test_s3_home_is_one_listing_per_folder_then_every_skill_md_together(
@@ -183,38 +209,39 @@ def test_soul_and_catalog_of_a_small_zip_bundle_are_one_tail_get(
 
 
 def test_a_failed_tail_get_fails_every_read_waiting_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    joined, release = threading.Semaphore(0), threading.Event()
-    sent: list[str] = []
-
-    class Watched(Future[Any]):
-        def result(self, timeout: float | None = None) -> Any:
-            joined.release()
-            return super().result(timeout)
-
-    class Denied(objects.ObjectClient):
-        def __init__(self) -> None:
-            self.path, self.location = "bucket/aster.zip", "s3://bucket/aster.zip"
-
-        @property
-        def token(self) -> str:
-            return "one server"
-
-        def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-            sent.append(self.path)
-            release.wait(30)
-            raise PermissionError("denied")
-
-    monkeypatch.setattr(objects, "Future", Watched)
+    waiting, release = waits_counted(monkeypatch), threading.Event()
+    client = HeldClient(release, PermissionError("denied"))
     with ThreadPoolExecutor(3) as pool:
-        reads = [pool.submit(objects.open_tail_archive, Denied(), ["SOUL.md"], 100) for _ in range(3)]
+        reads = [pool.submit(objects.open_tail_archive, client, ["SOUL.md"], 100) for _ in range(3)]
         for _ in range(2):
-            assert joined.acquire(timeout=30)
+            assert waiting.acquire(timeout=30)
         release.set()
         for read in reads:
             with pytest.raises(PermissionError, match="denied"):
                 read.result()
-    assert sent == ["bucket/aster.zip"]  # one GET for the three reads
+    assert client.sending.acquire(timeout=0)  # one GET for the three reads
+    assert not client.sending.acquire(timeout=0)
     assert not objects._TAILS  # nothing kept
+
+
+def test_a_forked_child_sends_its_own_tail_get() -> None:
+    release, answered = threading.Event(), threading.Event()
+    answered.set()
+    parent = HeldClient(release, objects.Fetched(b"", None, 0))
+    child = multiprocessing.get_context("fork").Process(
+        target=objects.open_tail_archive, args=(HeldClient(answered, parent.answer), [], 100)
+    )
+    with ThreadPoolExecutor(1) as pool:
+        read = pool.submit(objects.open_tail_archive, parent, [], 100)
+        assert parent.sending.acquire(timeout=30)  # the parent's GET is in flight
+        try:
+            child.start()
+            child.join(30)  # not waiting for a GET whose thread the child does not have
+            assert child.exitcode == 0
+        finally:
+            release.set()
+            child.kill()
+        read.result()
 
 
 def test_large_zip_bundle_on_s3_is_its_tail_then_every_skill_md_together(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
 import threading
 import zipfile
 from collections.abc import Callable, Coroutine, Hashable, Sequence
@@ -230,6 +231,14 @@ def _shared_tail(remote: ObjectClient, if_none_match: str | None) -> Fetched | N
 def _landed(key: Hashable) -> Future[Fetched | NotModified]:
     with _TAILS_LOCK:  # gone before it is answered: a later caller sends its own GET
         return _TAILS.pop(key)
+
+
+def _forked() -> None:
+    _TAILS.clear()  # a forked child has none of the threads that were sending them
+    _TAILS_LOCK.release()
+
+
+os.register_at_fork(before=_TAILS_LOCK.acquire, after_in_parent=_TAILS_LOCK.release, after_in_child=_forked)
 
 
 def open_tail_archive(
