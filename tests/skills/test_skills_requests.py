@@ -1,19 +1,26 @@
 """What discovery reads: each ``<name>/SKILL.md``'s head and nothing else (a skill's other files
 wait for its activation), on S3 one listing per skills folder and then every SKILL.md's ranged
-GET in flight together, counted through the proxy on both engines."""
+GET in flight together, and a zip bundle's one tail GET shared by the reads asking for it at
+once (the soul's, each skills folder's), counted through the proxy on both engines."""
 
 from __future__ import annotations
 
 import io
+import multiprocessing
 import threading
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
+
+import pytest
 
 from tests.support import Hold, S3Proxy
 from tests.support.files import zip_bytes
 from toolnexus.agents import DictSource, compose_soul, load_skills
+from toolnexus.skills import MAX_SKILLS_PER_ROOT
 from toolnexus.skills.frontmatter import MAX_FRONTMATTER_BYTES
+from toolnexus.sources import objects
 from toolnexus.sources.objects import TAIL_BYTES
 
 COUNT = 20
@@ -76,6 +83,59 @@ def held_until(proxy: S3Proxy, matcher: Callable[[Any], bool], count: int) -> th
     return release
 
 
+def is_tail(request: Any) -> bool:
+    return bool(request.range_header == f"bytes=-{TAIL_BYTES}")
+
+
+def waits_counted(monkeypatch: pytest.MonkeyPatch) -> threading.Semaphore:
+    """Released each time a read waits for the answer of a tail GET already in flight."""
+    waiting = threading.Semaphore(0)
+
+    class Watched(Future[Any]):
+        def result(self, timeout: float | None = None) -> Any:
+            waiting.release()
+            return super().result(timeout)
+
+    monkeypatch.setattr(objects, "Future", Watched)
+    return waiting
+
+
+def tail_shared(proxy: S3Proxy, monkeypatch: pytest.MonkeyPatch, followers: int) -> None:
+    """Hold a bundle's tail GET at the proxy until ``followers`` other reads wait for its answer
+    (instead of sending their own): the reads overlap whatever the threads' timing."""
+    waiting = waits_counted(monkeypatch)
+    release = threading.Event()
+    proxy.add_fault(is_tail, Hold(release, timeout=60))
+
+    def let_go() -> None:
+        try:
+            for _ in range(followers):
+                waiting.acquire(timeout=30)  # only bounds a failure: a read that sent its own GET
+        finally:
+            release.set()
+
+    threading.Thread(target=let_go, daemon=True).start()
+
+
+class HeldClient(objects.ObjectClient):
+    """A bundle's client (no server) whose tail GET waits for ``release``, then gives ``answer``."""
+
+    def __init__(self, release: threading.Event, answer: objects.Fetched | Exception) -> None:
+        self.path, self.location = "bucket/aster.zip", "s3://bucket/aster.zip"
+        self.release, self.answer, self.sending = release, answer, threading.Semaphore(0)
+
+    @property
+    def token(self) -> str:
+        return "one server"
+
+    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        self.sending.release()
+        self.release.wait(30)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
 def test_s3_home_is_one_listing_per_folder_then_every_skill_md_together(
     proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
 ) -> None:
@@ -102,22 +162,93 @@ def test_s3_home_is_one_listing_per_folder_then_every_skill_md_together(
 
 
 def test_small_zip_bundle_on_s3_is_read_from_its_tail(
-    proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    proxy: S3Proxy,
+    engine_via_proxy: dict[str, Any],
+    bucket: tuple[str, Callable[..., None]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     name, put = bucket
     files = {path: data for path, data in home().items() if not path.endswith(".py")}
     data = zip_bytes(files)
     assert len(data) <= TAIL_BYTES
     put({"aster.zip": data})
+    tail_shared(proxy, monkeypatch, followers=1)
     skills = load_skills(f"s3://{name}/aster.zip", **engine_via_proxy)
     assert len(skills) == COUNT
     ((method, header),) = {(r.method, r.range_header) for r in proxy.requests}
     assert (method, header) == ("GET", f"bytes=-{TAIL_BYTES}")
-    assert len(proxy.requests) == 2  # one tail per skills folder, read in place
+    assert len(proxy.requests) == 1  # both skills folders read from the one tail, in place
+
+
+def test_soul_and_catalog_of_a_small_zip_bundle_are_one_tail_get(
+    proxy: S3Proxy,
+    engine_via_proxy: dict[str, Any],
+    bucket: tuple[str, Callable[..., None]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    name, put = bucket
+    put({"aster.zip": zip_bytes({path: data for path, data in home().items() if not path.endswith(".py")})})
+    location = f"s3://{name}/aster.zip"
+    options = engine_via_proxy
+    if "engine" not in options:  # the same s3fs client as discovery's (its pool sized for the heads)
+        pool = {"config_kwargs": {"max_pool_connections": MAX_SKILLS_PER_ROOT}}
+        options = {"storage_options": {**options["storage_options"], **pool}}
+    alone = compose_soul(location, **options)
+    proxy.reset()
+    tail_shared(proxy, monkeypatch, followers=2)  # the soul or one folder sends it, two wait
+    with ThreadPoolExecutor(1) as pool:  # as an agent's session starts
+        catalog = pool.submit(lambda: load_skills(location, **options))
+        soul = compose_soul(location, **options)
+        assert len(catalog.result()) == COUNT
+    assert soul == alone
+    assert [(r.method, r.range_header) for r in proxy.requests] == [("GET", f"bytes=-{TAIL_BYTES}")]
+    proxy.reset()  # nothing kept once answered: each later call is its own snapshot
+    put({"aster.zip": zip_bytes({"SOUL.md": b"You are Vega."})})
+    assert compose_soul(location, **options)[0] != alone[0]
+    assert len(proxy.requests) == 1
+
+
+def test_a_failed_tail_get_fails_every_read_waiting_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    waiting, release = waits_counted(monkeypatch), threading.Event()
+    client = HeldClient(release, PermissionError("denied"))
+    with ThreadPoolExecutor(3) as pool:
+        reads = [pool.submit(objects.open_tail_archive, client, ["SOUL.md"], 100) for _ in range(3)]
+        for _ in range(2):
+            assert waiting.acquire(timeout=30)
+        release.set()
+        for read in reads:
+            with pytest.raises(PermissionError, match="denied"):
+                read.result()
+    assert client.sending.acquire(timeout=0)  # one GET for the three reads
+    assert not client.sending.acquire(timeout=0)
+    assert not objects._TAILS  # nothing kept
+
+
+def test_a_forked_child_sends_its_own_tail_get() -> None:
+    release, answered = threading.Event(), threading.Event()
+    answered.set()
+    parent = HeldClient(release, objects.Fetched(b"", None, 0))
+    child = multiprocessing.get_context("fork").Process(
+        target=objects.open_tail_archive, args=(HeldClient(answered, parent.answer), [], 100)
+    )
+    with ThreadPoolExecutor(1) as pool:
+        read = pool.submit(objects.open_tail_archive, parent, [], 100)
+        assert parent.sending.acquire(timeout=30)  # the parent's GET is in flight
+        try:
+            child.start()
+            child.join(30)  # not waiting for a GET whose thread the child does not have
+            assert child.exitcode == 0
+        finally:
+            release.set()
+            child.kill()
+        read.result()
 
 
 def test_large_zip_bundle_on_s3_is_its_tail_then_every_skill_md_together(
-    proxy: S3Proxy, engine_via_proxy: dict[str, Any], bucket: tuple[str, Callable[..., None]]
+    proxy: S3Proxy,
+    engine_via_proxy: dict[str, Any],
+    bucket: tuple[str, Callable[..., None]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     name, put = bucket
     files = home()
@@ -126,13 +257,14 @@ def test_large_zip_bundle_on_s3_is_its_tail_then_every_skill_md_together(
     data = zip_bytes(files, compression=zipfile.ZIP_STORED)
     assert len(data) > 10 * TAIL_BYTES
     put({"aster.zip": data})
-    is_member = lambda request: request.range_header != f"bytes=-{TAIL_BYTES}"  # noqa: E731
+    tail_shared(proxy, monkeypatch, followers=1)
+    is_member = lambda request: not is_tail(request)  # noqa: E731
     held_until(proxy, is_member, COUNT)
     skills = load_skills(f"s3://{name}/aster.zip", **engine_via_proxy)
     assert len(skills) == COUNT
     tails = [r for r in proxy.requests if not is_member(r)]
     members = [r for r in proxy.requests if is_member(r)]
-    assert len(tails) == 2  # one per skills folder
+    assert len(tails) == 1  # shared by both skills folders
     assert len(members) == COUNT
     assert proxy.peak_in_flight >= COUNT  # fetched together, not one by one
     with zipfile.ZipFile(io.BytesIO(data)) as archive:

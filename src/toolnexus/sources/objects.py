@@ -8,8 +8,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
+import threading
 import zipfile
 from collections.abc import Callable, Coroutine, Hashable, Sequence
+from concurrent.futures import Future
 from typing import IO, Any, NamedTuple, TypeVar, cast
 
 from toolnexus._aio import await_on_loop, run_on_loop
@@ -193,6 +196,43 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
+#: The tail GETs in flight, by (client, object, validator): see :func:`_shared_tail`.
+_TAILS: dict[Hashable, Future[Fetched | NotModified]] = {}
+_TAILS_LOCK = threading.Lock()
+
+
+def _shared_tail(remote: ObjectClient, if_none_match: str | None) -> Fetched | NotModified:
+    """The tail GET; a caller asking the same while it is in flight (the soul and the skills of
+    one bundle, read as a session starts) waits for its answer. Nothing is kept once answered."""
+    key = (remote.token, remote.path, if_none_match)
+    with _TAILS_LOCK:
+        flight = _TAILS.get(key)
+        if flight is None:
+            _TAILS[key] = Future()
+    if flight is not None:
+        return flight.result()
+    try:
+        tail = remote.run(remote.tail, TAIL_BYTES, if_none_match=if_none_match)
+    except BaseException as error:
+        _landed(key).set_exception(error)
+        raise
+    _landed(key).set_result(tail)
+    return tail
+
+
+def _landed(key: Hashable) -> Future[Fetched | NotModified]:
+    with _TAILS_LOCK:  # gone before it is answered: a later caller sends its own GET
+        return _TAILS.pop(key)
+
+
+def _forked() -> None:
+    _TAILS.clear()  # a forked child has none of the threads that were sending them
+    _TAILS_LOCK.release()
+
+
+os.register_at_fork(before=_TAILS_LOCK.acquire, after_in_parent=_TAILS_LOCK.release, after_in_child=_forked)
+
+
 def open_tail_archive(
     remote: ObjectClient,
     names: Sequence[str],
@@ -205,7 +245,7 @@ def open_tail_archive(
     """The tail of the zip ``remote`` and the members that may be wanted (see the module);
     ``NOT_MODIFIED`` when its ETag is still ``if_none_match``."""
     for _ in range(_ATTEMPTS):
-        tail = remote.run(remote.tail, TAIL_BYTES, if_none_match=if_none_match)
+        tail = _shared_tail(remote, if_none_match)
         if isinstance(tail, NotModified):
             return NOT_MODIFIED
         archive = TailArchive(remote, tail)
