@@ -14,6 +14,7 @@ writes to the home.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -280,7 +281,7 @@ class MemoryIndex:
     def refresh(self) -> None:
         """Re-index what changed since the last refresh, by any process (content digests)."""
         present, current, tags = self.current()
-        if not current and present == set(self._validators()):
+        if not current and present == self._validators().keys():
             return  # nothing read, nothing gone: the rows stand as they are
         digests = {path: _digest(text) for path, text in current.items()}
         with self._lock:
@@ -376,9 +377,7 @@ class MemoryIndex:
                 score *= 0.5 + 0.5 * math.pow(0.5, max((today - day).days, 0) / HALF_LIFE_DAYS)
             scored.append((round(score, 6), path, body, first, last, tokens))
         scored.sort(key=lambda row: (-row[0], row[1], row[3]))
-        best = [  # MMR among the best: the rest could not be picked anyway
-            (*row[:5], [set(line.split()) for line in row[5].split("\n")]) for row in scored[: k * 10]
-        ]
+        best = scored[: k * 10]  # MMR among the best: the rest could not be picked anyway
         rows, matters = _newest_first(best, set(words))
         picked = _mmr(rows, k)
         for matter in {matters[i] for i in picked} - {None}:  # MMR's trade-off never puts an older note first
@@ -467,7 +466,7 @@ def _stat_tag(info: os.stat_result, trusted_before_ns: int) -> str | None:
 _Chunk = tuple[str, int, int, str, str]
 _CHUNK = "c.id, c.path, c.first, c.last, c.body, c.words"
 #: A candidate: its score, path, body, line range and each line's words.
-_Scored = tuple[float, str, str, int, int, list[set[str]]]
+_Scored = tuple[float, str, str, int, int, str]
 
 
 def _digest(text: str) -> str:
@@ -489,6 +488,7 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
+@functools.lru_cache(maxsize=4096)
 def _day(path: str) -> date | None:
     """The day of a dated note (``memory/2026-11-30.md``, ``-slug`` too), else ``None``."""
     dated = _DATED.search(path)
@@ -506,7 +506,7 @@ def _newest_first(
     the matter supersedes the older however old both are (recency flattens after a few months).
     Each one's matter (those words) is returned beside it; ``None`` for the others."""
     days = [_day(row[1]) for row in scored]
-    covers = [frozenset(max((words & line for line in row[5]), key=len, default=())) for row in scored]
+    covers = [_line_cover(row[5], words) for row in scored]
     most = max(map(len, covers), default=0)
     matters = [
         cover if day is not None and len(cover) == most > 0 else None
@@ -526,20 +526,38 @@ def _newest_first(
     return [(lifted[i], *scored[i][1:]) for i in order], [matters[i] for i in order]
 
 
+def _line_cover(lines: str, words: set[str]) -> frozenset[str]:
+    """The most query words one line holds (``lines``: each line's words): what a note says
+    about the matter, not words that happen to share its day."""
+    most: set[str] = max((words.intersection(line.split()) for line in lines.split("\n")), key=len)
+    return frozenset(most)
+
+
 def _mmr(scored: list[_Scored], k: int) -> list[int]:
-    """Maximal marginal relevance: each pick trades relevance against likeness to those picked."""
-    sets = [set().union(*row[5]) for row in scored]
-    like = [0.0] * len(scored)  # each one's likeness to the closest pick so far
+    """Maximal marginal relevance: each pick trades relevance against likeness to those picked.
+    The scores descend, so a round ends where relevance alone cannot win, and a likeness is
+    worked out only for the candidates a round reaches."""
+    sets: dict[int, set[str]] = {}
+    like = [0.0] * len(scored)  # each one's likeness to the closest pick it was compared with
+    compared = [0] * len(scored)  # how many of the picks that was
     picked: list[int] = []
-    left = list(range(len(scored)))
-    while left and len(picked) < k:
-        choice = max(left, key=lambda i: LAMBDA * scored[i][0] - (1 - LAMBDA) * like[i])
+    while len(picked) < min(k, len(scored)):
+        choice, best = -1, -math.inf
+        for i, row in enumerate(scored):
+            if LAMBDA * row[0] <= best:
+                break
+            if i in picked:
+                continue
+            if i not in sets:
+                sets[i] = set(row[5].split())
+            mine = sets[i]
+            for chosen in (sets[p] for p in picked[compared[i] :]):
+                shared = len(mine & chosen)
+                like[i] = max(like[i], shared / ((len(mine) + len(chosen) - shared) or 1))
+            compared[i] = len(picked)
+            if (value := LAMBDA * row[0] - (1 - LAMBDA) * like[i]) > best:
+                choice, best = i, value
         picked.append(choice)
-        left.remove(choice)
-        chosen = sets[choice]
-        for i in left:
-            shared = len(sets[i] & chosen)
-            like[i] = max(like[i], shared / ((len(sets[i]) + len(chosen) - shared) or 1))
     return picked
 
 
