@@ -14,6 +14,7 @@ writes to the home.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -23,7 +24,7 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, tzinfo
 from pathlib import Path
@@ -46,7 +47,7 @@ CANDIDATES = 500
 #: Texts in, one vector per text out (any length, the same for every call).
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
-_FORMAT = "toolnexus-recall-2"
+_FORMAT = "toolnexus-recall-3"
 #: The wall clock file timestamps are compared with (a seam for benchmarks that age files).
 _now = time.time
 _DATED = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})(?:-[^/]*)?\.md$")
@@ -57,7 +58,7 @@ CREATE TABLE IF NOT EXISTS recall_files (
     path TEXT PRIMARY KEY, digest TEXT NOT NULL, text TEXT NOT NULL, validator TEXT);
 CREATE TABLE IF NOT EXISTS recall_chunks (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL,
-    body TEXT NOT NULL, vector TEXT);
+    body TEXT NOT NULL, words TEXT NOT NULL, vector TEXT);
 CREATE INDEX IF NOT EXISTS recall_chunks_path ON recall_chunks (path);
 CREATE VIRTUAL TABLE IF NOT EXISTS recall_text USING fts5(body, tokenize='porter unicode61');
 """
@@ -235,50 +236,38 @@ class MemoryIndex:
         """The files whose stat is not the one stored beside their text are read (only those):
         the walk is the one ``read_folder`` makes, so the names are the ones it would read."""
         root, trusted_before_ns = source.root, int((_now() - RACY_SECONDS) * 1e9)
-        stats: dict[str, str | None] = {}
-        for name in _TOP_FILES:
-            try:
-                info = os.stat(os.path.join(root, name), follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            except OSError:
-                stats[name] = None  # the read says what is wrong
-                continue
-            regular = stat.S_ISREG(info.st_mode)
-            stats[name] = _stat_tag(info, trusted_before_ns) if regular else None
         stored = self._validators()
         confirmed = self._confirmed  # stats already matched with ``stored``: no string to make
-        for path, dir_fd, name in local_files(root, "memory"):
-            if path.endswith(".md"):
-                try:
-                    info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                raw = (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-                if confirmed.get(path) == raw and max(raw[3], raw[4]) < trusted_before_ns:
-                    stats[path] = stored[path]
-                elif (tag := _stat_tag(info, trusted_before_ns)) is not None and stored.get(path) == tag:
-                    stats[path], confirmed[path] = tag, raw
-                else:
-                    stats[path] = tag
-        stale = {path for path, tag in stats.items() if tag is None or stored.get(path) != tag}
-        texts = {}
-        if stale:
-            top = [name for name in _TOP_FILES if name in stale]
-            found = dict(source.read_entries(top, MAX_BOOTSTRAP_FILE_BYTES).entries) if top else {}
-            if len(stale) > len(top):
-                wanted = {path.removeprefix("memory/") for path in stale}
-                found.update(
-                    source.read_folder("memory", MAX_BOOTSTRAP_FILE_BYTES, match=wanted.__contains__).entries
-                )
-            texts = {
-                path: entry.data.decode("utf-8-sig", "replace")
-                for path, entry in found.items()
-                if entry.data is not None and path.endswith(".md")
-            }
-        present = (set(stats) - stale) | set(texts)
-        tags = {path: tag for path in present if (tag := stats.get(path)) is not None}
-        return present, texts, tags
+        listed, stale = [], dict[str, str | None]()  # every file; those to read, by their new validator
+        for path, info in _local_stats(root):
+            listed.append(path)
+            if info is None:
+                stale[path] = None  # the read says what is wrong
+                continue
+            raw = (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+            if confirmed.get(path) == raw and max(raw[3], raw[4]) < trusted_before_ns:
+                continue
+            tag = _stat_tag(info, trusted_before_ns) if stat.S_ISREG(info.st_mode) else None
+            if tag is not None and stored.get(path) == tag:
+                confirmed[path] = raw
+            else:
+                stale[path] = tag
+        if not stale:
+            return set(listed), {}, {}
+        top = [name for name in _TOP_FILES if name in stale]
+        found = dict(source.read_entries(top, MAX_BOOTSTRAP_FILE_BYTES).entries) if top else {}
+        if len(stale) > len(top):
+            wanted = {path.removeprefix("memory/") for path in stale}
+            found.update(
+                source.read_folder("memory", MAX_BOOTSTRAP_FILE_BYTES, match=wanted.__contains__).entries
+            )
+        texts = {
+            path: entry.data.decode("utf-8-sig", "replace")
+            for path, entry in found.items()
+            if entry.data is not None and path.endswith(".md")
+        }
+        present = {path for path in listed if path not in stale or path in texts}
+        return present, texts, {path: tag for path, tag in stale.items() if tag is not None}
 
     def _validators(self) -> dict[str, str | None]:
         """Each indexed file's validator, read again only after another connection's commit."""
@@ -292,7 +281,7 @@ class MemoryIndex:
     def refresh(self) -> None:
         """Re-index what changed since the last refresh, by any process (content digests)."""
         present, current, tags = self.current()
-        if not current and present == set(self._validators()):
+        if not current and present == self._validators().keys():
             return  # nothing read, nothing gone: the rows stand as they are
         digests = {path: _digest(text) for path, text in current.items()}
         with self._lock:
@@ -309,10 +298,11 @@ class MemoryIndex:
                 stored = dict(self.db.execute("SELECT path, digest FROM recall_files").fetchall())
                 for path in set(stored) - present | set(changed):
                     self._drop(path)
-                for (path, first, last, body), vector in zip(rows, vectors, strict=True):
+                for (path, first, last, body, words), vector in zip(rows, vectors, strict=True):
                     cursor = self.db.execute(
-                        "INSERT INTO recall_chunks (path, first, last, body, vector) VALUES (?, ?, ?, ?, ?)",
-                        (path, first, last, body, vector),
+                        "INSERT INTO recall_chunks (path, first, last, body, words, vector)"
+                        " VALUES (?, ?, ?, ?, ?, ?)",
+                        (path, first, last, body, words, vector),
                     )
                     row = (cursor.lastrowid, body)
                     self.db.execute("INSERT INTO recall_text (rowid, body) VALUES (?, ?)", row)
@@ -369,27 +359,26 @@ class MemoryIndex:
                 self.db.execute("COMMIT")
 
     def _ranked(self, query: str, words: list[str], k: int, today: date) -> list[Hit]:
-        keyword = self._keyword(words)
-        vector = self._semantic(query) if self.embed is not None else {}
-        rows = self._rows("id, path, first, last", sorted(set(keyword) | set(vector)))
+        relevance, chunks = self._keyword(words)
+        if self.embed is not None:
+            similarity, more = self._semantic(query)
+            chunks.update(more)
+            relevance = {
+                i: VECTOR_WEIGHT * similarity.get(i, 0.0) + (1 - VECTOR_WEIGHT) * relevance.get(i, 0.0)
+                for i in chunks
+            }
         scored = []
-        for chunk_id, path, first, last in rows:
-            relevance = keyword.get(chunk_id, 0.0)
-            if self.embed is not None:
-                relevance = VECTOR_WEIGHT * vector.get(chunk_id, 0.0) + (1 - VECTOR_WEIGHT) * relevance
-            relevance += NAME_BONUS * sum(w in path.lower() for w in words) / len(words)
-            if relevance < MIN_SCORE:
+        for chunk_id, (path, first, last, body, tokens) in chunks.items():
+            score = relevance[chunk_id] + NAME_BONUS * sum(w in path.lower() for w in words) / len(words)
+            if score < MIN_SCORE:
                 continue
             day = _day(path)
             if day is not None:
-                relevance *= 0.5 + 0.5 * math.pow(0.5, max((today - day).days, 0) / HALF_LIFE_DAYS)
-            scored.append((round(relevance, 6), path, chunk_id, first, last))
+                score *= 0.5 + 0.5 * math.pow(0.5, max((today - day).days, 0) / HALF_LIFE_DAYS)
+            scored.append((round(score, 6), path, body, first, last, tokens))
         scored.sort(key=lambda row: (-row[0], row[1], row[3]))
         best = scored[: k * 10]  # MMR among the best: the rest could not be picked anyway
-        bodies = dict(self._rows("id, body", [row[2] for row in best]))
-        rows, matters = _newest_first(
-            [(score, path, bodies[i], first, last) for score, path, i, first, last in best], set(words)
-        )
+        rows, matters = _newest_first(best, set(words))
         picked = _mmr(rows, k)
         for matter in {matters[i] for i in picked} - {None}:  # MMR's trade-off never puts an older note first
             slots = [n for n, i in enumerate(picked) if matters[i] == matter]
@@ -398,38 +387,27 @@ class MemoryIndex:
                 picked[n] = i
         return [
             Hit(path, first, last, round(score, 4), body[:SNIPPET_CHARS])
-            for score, path, body, first, last in (rows[i] for i in picked)
+            for score, path, body, first, last, _ in (rows[i] for i in picked)
         ]
 
-    def _rows(self, columns: str, ids: list[int]) -> list[tuple[Any, ...]]:
-        """``columns`` of the chunks ``ids``, in batches below SQLite's variable limit."""
-        return [
-            row
-            for batch in (ids[start : start + 500] for start in range(0, len(ids), 500))
-            for row in self.db.execute(
-                f"SELECT {columns} FROM recall_chunks WHERE id IN ({','.join('?' * len(batch))})",
-                batch,
-            )
-        ]
-
-    def _keyword(self, words: list[str]) -> dict[int, float]:
+    def _keyword(self, words: list[str]) -> tuple[dict[int, float], dict[int, _Chunk]]:
+        """The best BM25 matches' relevance (1 for the best) and their chunks, by chunk id."""
         match = " OR ".join(f'"{w}"' for w in words)
         found = self.db.execute(
-            "SELECT rowid, bm25(recall_text) FROM recall_text WHERE recall_text MATCH ?"
-            " ORDER BY rank LIMIT ?",
+            f"SELECT {_CHUNK}, bm25(recall_text) FROM recall_text JOIN recall_chunks c"
+            " ON c.id = recall_text.rowid WHERE recall_text MATCH ? ORDER BY rank LIMIT ?",
             (match, CANDIDATES),
         ).fetchall()
-        best = max((-rank for _, rank in found), default=0.0) or 1.0
-        return {rowid: -rank / best for rowid, rank in found}
+        best = max((-row[-1] for row in found), default=0.0) or 1.0
+        return {row[0]: -row[-1] / best for row in found}, {row[0]: row[1:-1] for row in found}
 
-    def _semantic(self, query: str) -> dict[int, float]:
+    def _semantic(self, query: str) -> tuple[dict[int, float], dict[int, _Chunk]]:
         assert self.embed is not None
         wanted = [float(x) for x in self.embed([query])[0]]
-        found = {}
-        rows = self.db.execute("SELECT id, vector FROM recall_chunks WHERE vector IS NOT NULL")
-        for chunk_id, stored in rows:
-            found[chunk_id] = max(_cosine(wanted, json.loads(stored)), 0.0)
-        return found
+        found, chunks = {}, {}
+        for row in self.db.execute(f"SELECT {_CHUNK}, vector FROM recall_chunks c WHERE vector IS NOT NULL"):
+            found[row[0]], chunks[row[0]] = max(_cosine(wanted, json.loads(row[-1])), 0.0), row[1:-1]
+        return found, chunks
 
     def get(self, path: str, start_line: int = 1, lines: int = DEFAULT_GET_LINES) -> str:
         """Lines ``start_line`` … ``start_line + lines - 1`` of a memory file, at most
@@ -459,22 +437,49 @@ class _Since(NamedTuple):
     tag: Hashable | None = None
 
 
+def _local_stats(root: str) -> Iterator[tuple[str, os.stat_result | None]]:
+    """Each memory file of a local home and its stat (``None``: it cannot be had), no symlink:
+    the files ``read_entries`` and ``read_folder`` read."""
+    for name in _TOP_FILES:
+        try:
+            info = os.stat(os.path.join(root, name), follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            info = None
+        yield name, info
+    for path, dir_fd, name in local_files(root, "memory"):
+        if path.endswith(".md"):
+            try:
+                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            yield path, info
+
+
 def _stat_tag(info: os.stat_result, trusted_before_ns: int) -> str | None:
     tag = stat_validator(info, trusted_before_ns)
     return None if tag is None else f"stat:{tag!r}"
 
 
-#: A candidate: its score, path, body and line range.
-_Scored = tuple[float, str, str, int, int]
+#: A chunk's path, line range, body and words (each line's, lowercased; the lines by ``\n``).
+_Chunk = tuple[str, int, int, str, str]
+_CHUNK = "c.id, c.path, c.first, c.last, c.body, c.words"
+#: A candidate: its score, path, body, line range and each line's words.
+_Scored = tuple[float, str, str, int, int, str]
 
 
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-def _chunk_rows(text: str) -> list[tuple[int, int, str]]:
+def _chunk_rows(text: str) -> list[tuple[int, int, str, str]]:
     lines = text.splitlines()
-    return [(c.start, c.end, "\n".join(lines[c.start - 1 : c.end])) for c in chunks(text)]
+    words = [" ".join(WORD.findall(line.lower())) for line in lines]
+    return [
+        (c.start, c.end, "\n".join(lines[c.start - 1 : c.end]), "\n".join(words[c.start - 1 : c.end]))
+        for c in chunks(text)
+    ]
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -483,6 +488,7 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
+@functools.lru_cache(maxsize=4096)
 def _day(path: str) -> date | None:
     """The day of a dated note (``memory/2026-11-30.md``, ``-slug`` too), else ``None``."""
     dated = _DATED.search(path)
@@ -500,7 +506,7 @@ def _newest_first(
     the matter supersedes the older however old both are (recency flattens after a few months).
     Each one's matter (those words) is returned beside it; ``None`` for the others."""
     days = [_day(row[1]) for row in scored]
-    covers = [_line_cover(row[2], words) for row in scored]
+    covers = [_line_cover(row[5], words) for row in scored]
     most = max(map(len, covers), default=0)
     matters = [
         cover if day is not None and len(cover) == most > 0 else None
@@ -520,27 +526,38 @@ def _newest_first(
     return [(lifted[i], *scored[i][1:]) for i in order], [matters[i] for i in order]
 
 
-def _line_cover(body: str, words: set[str]) -> frozenset[str]:
-    """The most query words one line holds: what a note says about the matter, not words that
-    happen to share its day."""
-    lines = (words.intersection(WORD.findall(line.lower())) for line in body.splitlines())
-    return frozenset(max(lines, key=len, default=()))
+def _line_cover(lines: str, words: set[str]) -> frozenset[str]:
+    """The most query words one line holds (``lines``: each line's words): what a note says
+    about the matter, not words that happen to share its day."""
+    most: set[str] = max((words.intersection(line.split()) for line in lines.split("\n")), key=len)
+    return frozenset(most)
 
 
 def _mmr(scored: list[_Scored], k: int) -> list[int]:
-    """Maximal marginal relevance: each pick trades relevance against likeness to those picked."""
-    sets = [set(WORD.findall(row[2].lower())) for row in scored]
-    like = [0.0] * len(scored)  # each one's likeness to the closest pick so far
+    """Maximal marginal relevance: each pick trades relevance against likeness to those picked.
+    The scores descend, so a round ends where relevance alone cannot win, and a likeness is
+    worked out only for the candidates a round reaches."""
+    sets: dict[int, set[str]] = {}
+    like = [0.0] * len(scored)  # each one's likeness to the closest pick it was compared with
+    compared = [0] * len(scored)  # how many of the picks that was
     picked: list[int] = []
-    left = list(range(len(scored)))
-    while left and len(picked) < k:
-        choice = max(left, key=lambda i: LAMBDA * scored[i][0] - (1 - LAMBDA) * like[i])
+    while len(picked) < min(k, len(scored)):
+        choice, best = -1, -math.inf
+        for i, row in enumerate(scored):
+            if LAMBDA * row[0] <= best:
+                break
+            if i in picked:
+                continue
+            if i not in sets:
+                sets[i] = set(row[5].split())
+            mine = sets[i]
+            for chosen in (sets[p] for p in picked[compared[i] :]):
+                shared = len(mine & chosen)
+                like[i] = max(like[i], shared / ((len(mine) + len(chosen) - shared) or 1))
+            compared[i] = len(picked)
+            if (value := LAMBDA * row[0] - (1 - LAMBDA) * like[i]) > best:
+                choice, best = i, value
         picked.append(choice)
-        left.remove(choice)
-        chosen = sets[choice]
-        for i in left:
-            shared = len(sets[i] & chosen)
-            like[i] = max(like[i], shared / ((len(sets[i]) + len(chosen) - shared) or 1))
     return picked
 
 
