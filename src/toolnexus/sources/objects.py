@@ -129,11 +129,6 @@ class TailArchive(io.RawIOBase):
             self._position += len(chunk)
         return bytes(out)
 
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
     def _piece_at(self, offset: int) -> tuple[int, bytes] | None:
         for start, data in self._pieces.items():
             if start <= offset < start + len(data):
