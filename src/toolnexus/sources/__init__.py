@@ -66,5 +66,5 @@ register_filesystem_source(
 register_filesystem_source(("http", "https"), HttpSource, extra="http")
 register_filesystem_source(("memory",), partial(FsspecSource, process_local=True))
 register_filesystem_source(ADAPTER_PROTOCOLS, ObstoreFsspecSource, extra="obstore", implementation=ADAPTER)
-register_filesystem_source(("obstore",), ObstoreSource.on_files, extra="obstore", implementation=STORE_FILES)
+register_filesystem_source(("obstore",), ObstoreSource, extra="obstore", implementation=STORE_FILES)
 register_engine(ENGINE)

@@ -39,12 +39,6 @@ def _all_failed_alike(results: Sequence[Any]) -> Exception | None:
     return None
 
 
-def _answered(results: list[Any], limit: int, exact_sizes: bool) -> bool:
-    """Whether the batch answers the read without a (blocking) lookup."""
-    found = [result for result in results if not isinstance(result, BaseException)]
-    return bool(found) and not (exact_sizes and any(len(result) > limit for result in found))
-
-
 def _awaitable(fs: Any) -> bool:
     """Whether ``fs``'s coroutines are async (``DirFileSystem`` claims so whatever it wraps)."""
     while True:
@@ -177,7 +171,8 @@ class FsspecSource(SourceBase):
             return await super().read_entries_async(names, limit, exact_sizes=exact_sizes)
         with read_errors(self.location):
             results = await await_on_loop(self.fs, self._fetch_coroutine(names, limit))
-        if _answered(results, limit, exact_sizes):
+        found = [result for result in results if not isinstance(result, BaseException)]
+        if found and not (exact_sizes and any(len(result) > limit for result in found)):  # no lookup
             return self._finish(names, results, limit, exact_sizes)
         return await asyncio.to_thread(self._finish, names, results, limit, exact_sizes)
 

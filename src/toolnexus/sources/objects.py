@@ -129,11 +129,6 @@ class TailArchive(io.RawIOBase):
             self._position += len(chunk)
         return bytes(out)
 
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
     def _piece_at(self, offset: int) -> tuple[int, bytes] | None:
         for start, data in self._pieces.items():
             if start <= offset < start + len(data):
@@ -259,19 +254,20 @@ def open_tail_archive(
     raise BootstrapError(f"{remote.location}: the bundle kept changing while it was read")
 
 
-def _tail_opener(
-    remote: ObjectClient, folder: str | None, names: Sequence[str], limit: int
-) -> Callable[[], IO[bytes]]:
-    return lambda: cast(IO[bytes], open_tail_archive(remote, names, limit, folder=folder))
-
-
 class TailZipBundle(BundleSource):
     """A zip bundle on an object store, read from its tail and revalidated by its ETag."""
 
     def __init__(self, remote: ObjectClient, folder: str | None = None) -> None:
-        opener = _tail_opener(remote, folder, BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES)
-        super().__init__(opener, remote.location, folder)
         self.remote = remote
+        opener = self._tail_opener(BOOTSTRAP_ORDER, MAX_BOOTSTRAP_FILE_BYTES, folder)
+        super().__init__(opener, remote.location, folder)
+
+    def _tail_opener(
+        self, names: Sequence[str], limit: int, folder: str | None, wanted: Match | None = None
+    ) -> Callable[[], IO[bytes]]:
+        return lambda: cast(
+            IO[bytes], open_tail_archive(self.remote, names, limit, folder=folder, wanted=wanted)
+        )
 
     @property
     def cache_key(self) -> Hashable:
@@ -279,8 +275,7 @@ class TailZipBundle(BundleSource):
 
     def read_entries(self, names: Sequence[str], limit: int, *, exact_sizes: bool = False) -> Reading:
         """Prefetch only ``names`` (a profile's members), not all seven."""
-        opener = _tail_opener(self.remote, self.folder, names, limit)
-        bundle = BundleSource(opener, self.location, self.folder)
+        bundle = BundleSource(self._tail_opener(names, limit, self.folder), self.location, self.folder)
         return bundle.read_entries(names, limit, exact_sizes=exact_sizes)
 
     def read_folder(self, folder: str, limit: int, *, match: Match | None = None) -> Reading:
@@ -291,11 +286,7 @@ class TailZipBundle(BundleSource):
             inside = f"/{path}".partition(f"/{folder}/")[2] if folder else path
             return bool(inside) and (match is None or match(inside))
 
-        def opener() -> IO[bytes]:
-            return cast(
-                IO[bytes], open_tail_archive(self.remote, (), limit, folder=self.folder, wanted=wanted)
-            )
-
+        opener = self._tail_opener((), limit, self.folder, wanted)
         return BundleSource(opener, self.location, self.folder).read_folder(folder, limit, match=match)
 
     def changed_since(

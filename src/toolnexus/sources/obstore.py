@@ -10,7 +10,7 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Hashable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from toolnexus._fs import is_empty_range_error
@@ -71,10 +71,6 @@ async def _capped(cat: Callable[..., Coroutine[Any, Any, Any]], path: str, end: 
 
 class ObstoreClient(ObjectClient):
     """One object through obstore, for the tail read and revalidation."""
-
-    @property
-    def token(self) -> Hashable:
-        return store_token(self.fs.store)
 
     async def get(
         self,
@@ -144,6 +140,10 @@ class StoreFiles:
     def __reduce__(self) -> tuple[Any, ...]:
         return (StoreFiles, (self.store,)) if self.rebuild is None else (_rebuilt, self.rebuild)
 
+    @property
+    def _fs_token(self) -> str:  # what tells two stores' servers apart (:func:`.fs_token`)
+        return store_token(self.store)
+
     def unstrip_protocol(self, path: str) -> str:
         return store_url(self.store, path)
 
@@ -168,11 +168,9 @@ class StoreFiles:
     def info(self, path: str) -> dict[str, Any]:
         """A HEAD; where no object is, a LIST tells a folder from nothing (as s3fs does)."""
         size = self.head(path)
-        if size is not None:
-            return {"name": path, "type": "file", "size": size}
-        if self.isdir(path):
-            return {"name": path, "type": "directory", "size": 0}
-        raise FileNotFoundError(path)
+        if size is None and not self.isdir(path):
+            raise FileNotFoundError(path)
+        return {"name": path, "type": "directory" if size is None else "file", "size": size or 0}
 
     def exists(self, path: str) -> bool:
         return self.head(path) is not None
@@ -253,36 +251,31 @@ class _Writer:
         self._writer = None
 
 
-class _OneGetEach(FsspecSource):
-    """A home through obstore: the batch is one capped ``_cat_file`` per name, gathered."""
+class ObstoreFsspecSource(FsspecSource):
+    """A home through obstore's fsspec adapter (``fs=FsspecStore("s3", …)``), whose ``cat_ranges``
+    ignores ``on_error`` and whose ``pipe`` ignores write modes (writing needs ``single_writer``):
+    the batch is one capped ``_cat_file`` per name, gathered."""
 
     fork_safe = False
+    refusal_hint = (
+        " For compare-and-swap writes through obstore, pass engine='obstore' (CLI: --engine obstore)."
+    )
 
     async def _fetch_coroutine(self, names: Sequence[str], limit: int) -> list[Any]:
         cat = self.fs._cat_file
         return list(await asyncio.gather(*(_capped(cat, self.path_of(name), limit + 1) for name in names)))
 
 
-class ObstoreSource(ObjectHome, _OneGetEach):
+class ObstoreSource(ObjectHome, ObstoreFsspecSource):
     """A persona home on an obstore store: ``ObstoreSource(S3Store("bucket"), "personas/aster")``
-    (``prefix`` relative to the store's own)."""
+    (``prefix`` relative to the store's own); given :class:`StoreFiles`, rebuilt as they are."""
 
     conditional_store = ObstoreStore
 
     def __init__(self, store: Any, prefix: str = "") -> None:
-        super().__init__(StoreFiles(store), prefix.strip("/"))
-        self.store = store
-
-    @classmethod
-    def on_files(cls, files: StoreFiles, prefix: str = "") -> ObstoreSource:
-        """The home ``prefix`` on ``files``' store, keeping how ``files`` are rebuilt elsewhere."""
-        source = cls(files.store, prefix)
-        source.fs = files
-        return source
-
-    @property
-    def cache_key(self) -> Hashable:
-        return ("obstore", self.location, store_token(self.store))
+        files = store if isinstance(store, StoreFiles) else StoreFiles(store)
+        super().__init__(files, prefix.strip("/"))
+        self.store = files.store
 
     def remote(self, path: str) -> ObstoreClient:
         return ObstoreClient(self.fs, path)
@@ -311,15 +304,6 @@ class ObstoreSource(ObjectHome, _OneGetEach):
             return super().writer(name)
         self._require_folder()
         return SingleWriterObstoreStore(self, name, probe=lambda store: None)
-
-
-class ObstoreFsspecSource(_OneGetEach):
-    """A home through obstore's fsspec adapter (``fs=FsspecStore("s3", …)``), whose ``cat_ranges``
-    ignores ``on_error`` and whose ``pipe`` ignores write modes (writing needs ``single_writer``)."""
-
-    refusal_hint = (
-        " For compare-and-swap writes through obstore, pass engine='obstore' (CLI: --engine obstore)."
-    )
 
 
 def open_url(url: str, storage_options: dict[str, Any]) -> SourceBase:
@@ -357,14 +341,14 @@ def _source(url: str, storage_options: Mapping[str, Any]) -> ObstoreSource:
         bucket, _, host = bucket.partition("@")
         options.setdefault("account_name", host.split(".", 1)[0])
     recipe = (PROTOCOLS[protocol], bucket, options)
-    return ObstoreSource.on_files(StoreFiles(store_for(*recipe), (store_for, recipe)), key)
+    return ObstoreSource(StoreFiles(store_for(*recipe), (store_for, recipe)), key)
 
 
 def open_filesystem(fs: Any, path: str) -> SourceBase:
     """``fs=`` with the obstore engine: obstore's fsspec adapter (its store used directly) or
     :class:`StoreFiles`."""
     if isinstance(fs, StoreFiles):
-        return ObstoreSource.on_files(fs, fs._strip_protocol(path))
+        return ObstoreSource(fs, fs._strip_protocol(path))
     construct = getattr(fs, "_construct_store", None)
     if construct is None or not callable(getattr(fs, "_split_path", None)):
         raise TypeError(
@@ -416,15 +400,16 @@ def _build(kind: str, bucket: str, options: dict[str, Any]) -> Any:
         ) from error
     client = {key: options.pop(key) for key in _CLIENT_KEYS if options.get(key) is not None}
     client_options = dict(client.get("client_options") or {})
-    _TRANSLATE[kind](options, client_options)
-    for key, target in _FLAGS.get(kind, {}).items():
+    translate, flags, renames = _OPTIONS[kind]
+    translate(options, client_options)
+    for key, target in flags.items():
         if key in options:  # a boolean fsspec option that becomes an obstore flag (only when true)
             value = options.pop(key)
             if not isinstance(value, bool):
                 raise TypeError(f"storage option {key!r} must be True or False, not {value!r}")
             if value:
                 options[target] = True
-    config = {_RENAMES[kind].get(key, key): value for key, value in options.items()}
+    config = {renames.get(key, key): value for key, value in options.items()}
     for key in config:
         if key in _FSSPEC_ONLY:
             raise TypeError(f"storage option {key!r} has no obstore equivalent: {_FSSPEC_ONLY[key]}")
@@ -457,6 +442,10 @@ def _culprit(
             detail = str(single).split("\n", 1)[0]
             return (TypeError if unknown else ValueError)(f"storage option {name} {what} ({detail})")
     return ValueError(f"obstore refused the storage options: {str(error).splitlines()[0]}")
+
+
+#: Translates fsspec options (the first mapping) in place, some into client options (the second).
+_Translate = Callable[[dict[str, Any], dict[str, Any]], None]
 
 
 def _s3(options: dict[str, Any], client_options: dict[str, Any]) -> None:
@@ -493,11 +482,14 @@ def _azure(options: dict[str, Any], client_options: dict[str, Any]) -> None:
         parts = dict(part.split("=", 1) for part in str(connection).split(";") if "=" in part)
         if parts.get("UseDevelopmentStorage", "").lower() == "true":
             options.setdefault("use_emulator", True)
-        for source, target in (("AccountName", "account_name"), ("AccountKey", "account_key")):
+        named = {
+            "AccountName": "account_name",
+            "AccountKey": "account_key",
+            "SharedAccessSignature": "sas_key",
+        }
+        for source, target in named.items():
             if source in parts:
                 options.setdefault(target, parts[source])
-        if "SharedAccessSignature" in parts:
-            options.setdefault("sas_key", parts["SharedAccessSignature"])
         if "BlobEndpoint" in parts:
             options.setdefault("endpoint", parts["BlobEndpoint"].rstrip("/"))
     host = options.pop("account_host", None)
@@ -507,24 +499,19 @@ def _azure(options: dict[str, Any], client_options: dict[str, Any]) -> None:
 
 #: Per store class: the fsspec options translated by hand, the boolean ones that become obstore
 #: flags, and the ones obstore merely spells otherwise.
-_TRANSLATE: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
-    "S3Store": _s3,
-    "GCSStore": _gcs,
-    "AzureStore": _azure,
-}
-_FLAGS = {
-    "S3Store": {"anon": "skip_signature", "requester_pays": "request_payer"},
-    "AzureStore": {"anon": "skip_signature"},
-}
-_RENAMES = {
-    "S3Store": {
-        "endpoint_url": "endpoint",
-        "key": "access_key_id",
-        "secret": "secret_access_key",
-        "token": "session_token",
-    },
-    "GCSStore": {"endpoint_url": "base_url"},
-    "AzureStore": {"sas_token": "sas_key"},
+_OPTIONS: dict[str, tuple[_Translate, dict[str, str], dict[str, str]]] = {
+    "S3Store": (
+        _s3,
+        {"anon": "skip_signature", "requester_pays": "request_payer"},
+        {
+            "endpoint_url": "endpoint",
+            "key": "access_key_id",
+            "secret": "secret_access_key",
+            "token": "session_token",
+        },
+    ),
+    "GCSStore": (_gcs, {}, {"endpoint_url": "base_url"}),
+    "AzureStore": (_azure, {"anon": "skip_signature"}, {"sas_token": "sas_key"}),
 }
 
 #: The engine's row: object-store URLs, ``fs=`` and ``write_bundle``'s output through obstore.
