@@ -87,15 +87,6 @@ class _Actions(argparse._SubParsersAction):  # type: ignore[type-arg]
         self.choices[name].parse_known_args(words, namespace)  # leftovers are its own error
 
 
-_SINGLE_WRITER_HELP = (
-    "only one process ever writes this home: write without conditional writes (needed on a "
-    "filesystem or server that cannot enforce them)"
-)
-_TARGET_HELP = "which file: memory (MEMORY.md, the default) or user (USER.md)"
-_FILE_HELP = "a topic file below memory/ instead, like projects/aster.md (view, append, replace, remove)"
-_JSON_HELP = 'print {"action", "ok", "reply"} as one object on stdout (exit status as without)'
-
-
 def file_in(location: str, name: str) -> str:
     """``/tmp/aster/MEMORY.md``; ``MEMORY.md in zip://aster::…`` where a path would mislead."""
     if "::" in location or " + " in location:
@@ -127,57 +118,50 @@ class Recorder:
 
         return self.store.update(recorded)
 
+    def outcome(self, action: str, arguments: dict[str, Any]) -> str:
+        """The line for an edit the tool accepted (written, or nothing to change)."""
+        where, change = file_in(self.location, self.name), self.change
+        if change is None or change.data is None:
+            return f"toolnexus: {where} already reads that way; nothing was changed"
+        done = _DONE[action].format(where=where, old=_quoted(arguments.get("old", "")))
+        return f"toolnexus: {done} ({len(change.data)} of {MAX_BOOTSTRAP_FILE_BYTES} bytes used)"
+
+    def refusal(self, action: str, arguments: dict[str, Any], homes: Sequence[str], said: str) -> str:
+        """Why the tool refused, for a person: from the very bytes it refused to edit."""
+        where, seen = file_in(self.location, self.name), self.seen
+        view = shell_command(homes, "view", *(("--target", "user") if self.name == "USER.md" else ()))
+        content, old, new = (str(arguments.get(field, "")) for field in ("content", "old", "new"))
+        for field in ("content", "old"):
+            if field in arguments and not str(arguments[field]).strip():
+                what = "the note" if field == "content" else "the text to find"
+                return f"toolnexus: {what} is empty; nothing was changed in {where}"
+        problem = None if seen is None else _unreadable(seen, where)
+        if problem is not None:
+            return problem
+        count = None if seen is None or action == "append" else seen.decode("utf-8").count(old)
+        shown = _quoted(old)
+        if count == 0:
+            return f"toolnexus: {shown} does not occur in {where}; nothing was changed (see it with: {view})"
+        if count is not None and count > 1:
+            return (
+                f"toolnexus: {shown} occurs {count} times in {where}; give more of the text "
+                "around it so that it occurs once; nothing was changed"
+            )
+        # The edit would take the file over the cap (give or take an append's two line breaks).
+        growth = {"append": len(content.encode()) + 2, "replace": len(new.encode()) - len(old.encode())}
+        if len(seen or b"") + growth.get(action, 0) > MAX_BOOTSTRAP_FILE_BYTES:
+            return (
+                f"toolnexus: the edit would take {where} over its {MAX_BOOTSTRAP_FILE_BYTES}-byte limit; "
+                f"nothing was changed. Shorten older notes first (see them with: {view})"
+            )
+        return f"toolnexus: {where} was not changed: {said.removeprefix('error:').strip()}"
+
 
 _DONE = {
     "append": "added a note to {where}",
     "replace": "replaced {old} in {where}",
     "remove": "removed {old} from {where}",
 }
-
-
-def outcome(action: str, arguments: dict[str, Any], recorder: Recorder) -> str:
-    """The line for an edit the tool accepted (written, or nothing to change)."""
-    where = file_in(recorder.location, recorder.name)
-    change = recorder.change
-    if change is None or change.data is None:
-        return f"toolnexus: {where} already reads that way; nothing was changed"
-    done = _DONE[action].format(where=where, old=_quoted(arguments.get("old", "")))
-    return f"toolnexus: {done} ({len(change.data)} of {MAX_BOOTSTRAP_FILE_BYTES} bytes used)"
-
-
-def refusal(
-    action: str, arguments: dict[str, Any], recorder: Recorder, homes: Sequence[str], said: str
-) -> str:
-    """Why the tool refused, for a person: from the very bytes it refused to edit."""
-    where = file_in(recorder.location, recorder.name)
-    view = shell_command(homes, "view", *(("--target", "user") if recorder.name == "USER.md" else ()))
-    content, old, new = (str(arguments.get(field, "")) for field in ("content", "old", "new"))
-    for field in ("content", "old"):
-        if field in arguments and not str(arguments[field]).strip():
-            what = "the note" if field == "content" else "the text to find"
-            return f"toolnexus: {what} is empty; nothing was changed in {where}"
-    seen = recorder.seen
-    if seen is not None:
-        problem = _unreadable(seen, where)
-        if problem is not None:
-            return problem
-        count = seen.decode("utf-8").count(old)
-        shown = _quoted(old)
-        if action in ("replace", "remove") and count == 0:
-            return f"toolnexus: {shown} does not occur in {where}; nothing was changed (see it with: {view})"
-        if action in ("replace", "remove") and count > 1:
-            return (
-                f"toolnexus: {shown} occurs {count} times in {where}; give more of the text "
-                "around it so that it occurs once; nothing was changed"
-            )
-    # The edit would take the file over the cap (give or take an append's two line breaks).
-    growth = {"append": len(content.encode()) + 2, "replace": len(new.encode()) - len(old.encode())}
-    if len(seen or b"") + growth.get(action, 0) > MAX_BOOTSTRAP_FILE_BYTES:
-        return (
-            f"toolnexus: the edit would take {where} over its {MAX_BOOTSTRAP_FILE_BYTES}-byte limit; "
-            f"nothing was changed. Shorten older notes first (see them with: {view})"
-        )
-    return f"toolnexus: {where} was not changed: {said.removeprefix('error:').strip()}"
 
 
 def _unreadable(seen: bytes, where: str) -> str | None:
@@ -264,9 +248,9 @@ def _edit(args: argparse.Namespace, homes: list[str]) -> int:
     if args.json:
         emit_json({"action": args.action, "ok": not refused, "reply": str(reply)})
     elif args.file is None and refused:
-        sys.stderr.write(refusal(args.action, arguments, recorder, homes, str(reply)) + "\n")
+        sys.stderr.write(recorder.refusal(args.action, arguments, homes, str(reply)) + "\n")
     elif args.file is None:
-        emit(outcome(args.action, arguments, recorder) + "\n")
+        emit(recorder.outcome(args.action, arguments) + "\n")
     elif args.action == "view" and not refused:
         emit(str(reply).rstrip("\n") + "\n")
     else:
@@ -304,10 +288,15 @@ def _run(args: argparse.Namespace) -> int:
 
 def _shared_options(parser: argparse.ArgumentParser) -> None:
     """Options accepted before the action and after it (as ``-o`` and ``--engine`` are)."""
-    parser.add_argument("--target", choices=list(TARGETS), default="memory", help=_TARGET_HELP)
-    parser.add_argument("--file", metavar="PATH", help=_FILE_HELP)
-    parser.add_argument("--single-writer", action="store_true", help=_SINGLE_WRITER_HELP)
-    parser.add_argument("--json", action="store_true", help=_JSON_HELP)
+    target = "which file: memory (MEMORY.md, the default) or user (USER.md)"
+    parser.add_argument("--target", choices=list(TARGETS), default="memory", help=target)
+    topic = "a topic file below memory/ instead, like projects/aster.md (view, append, replace, remove)"
+    parser.add_argument("--file", metavar="PATH", help=topic)
+    single = "only one process ever writes this home: write without conditional writes (needed on a "
+    single += "filesystem or server that cannot enforce them)"
+    parser.add_argument("--single-writer", action="store_true", help=single)
+    json = 'print {"action", "ok", "reply"} as one object on stdout (exit status as without)'
+    parser.add_argument("--json", action="store_true", help=json)
 
 
 def register(subparsers: Subparsers) -> None:

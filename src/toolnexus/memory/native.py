@@ -147,15 +147,12 @@ class NativeMemory:
         if command == "create":
             if relative in snapshot.files or snapshot.is_folder(relative):
                 return _exists(path.given)
-            refusal = self.topics.refusal(path.parts, snapshot, path.given, NATIVE)
-            if refusal is not None:
-                return refusal
             exists = _exists(path.given)
 
             def create(current: bytes | None) -> Change:  # create never overwrites
                 return Change(None, exists) if current is not None else plan(current)
 
-            return self.topics.update(relative, create, snapshot, NATIVE, None)
+            return self.topics.create(path.parts, create, snapshot, path.given, NATIVE)
         if snapshot.is_folder(relative):
             return _not_a_file(path)
         if relative not in snapshot.files:

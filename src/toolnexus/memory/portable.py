@@ -325,8 +325,7 @@ class MemoryTool:
                 f'{relative} does not exist; view with file "/" lists your topic files, '
                 "and append creates one."
             )
-        refusal = topics.refusal(parts, snapshot, relative, PORTABLE)
-        return refusal if refusal is not None else topics.update(relative, plan, snapshot, PORTABLE, None)
+        return topics.create(parts, plan, snapshot, relative, PORTABLE)
 
     async def acall(self, /, **arguments: Any) -> ToolReply:
         """:meth:`tool` for event loops: the blocking storage work runs in a worker thread."""

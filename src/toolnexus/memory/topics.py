@@ -70,10 +70,10 @@ class Topics:
     def store(self, relative: str) -> FolderStore:
         return self._folder.file(f"{FOLDER}/{relative}")
 
-    def refusal(
-        self, parts: tuple[str, ...], snapshot: Snapshot, shown: str, voice: Voice
-    ) -> ToolReply | None:
-        """Why a new topic file cannot be made at ``parts`` (``shown`` names it), else ``None``."""
+    def create(
+        self, parts: tuple[str, ...], plan: Plan, snapshot: Snapshot, shown: str, voice: Voice
+    ) -> ToolReply:
+        """A new topic file at ``parts`` (``shown`` names it), written by ``plan``, or why it cannot be."""
         if not self.supported:
             return voice.error(
                 f"Cannot create {shown}: this home's store keeps only MEMORY.md and USER.md "
@@ -88,7 +88,7 @@ class Topics:
                 f"Cannot create {shown}: memory already holds {MAX_FILES} topic files, the limit.\n"
                 + voice.fewer_files
             )
-        return None
+        return self.update("/".join(parts), plan, snapshot, voice, None)
 
     def update(
         self, relative: str, plan: Plan, snapshot: Snapshot, voice: Voice, missing: ToolReply | None
