@@ -198,7 +198,8 @@ _TAILS_LOCK = threading.Lock()
 
 def _shared_tail(remote: ObjectClient, if_none_match: str | None) -> Fetched | NotModified:
     """The tail GET; a caller asking the same while it is in flight (the soul and the skills of
-    one bundle, read as a session starts) waits for its answer. Nothing is kept once answered."""
+    one bundle, read as a session starts) waits for its answer, so it may see the bundle up to one
+    round trip older than its call. Nothing is kept once answered."""
     key = (remote.token, remote.path, if_none_match)
     with _TAILS_LOCK:
         flight = _TAILS.get(key)
